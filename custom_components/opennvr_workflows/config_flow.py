@@ -1,0 +1,124 @@
+"""Config flow: add an OpenNVR site by URL and API token; reauth and reconfigure.
+
+Every step checks the site the same way (``nvr_client.async_check_site``) and turns what is
+wrong into a form error that names it: unreachable, certificate, bad token, which scopes the
+token lacks, a contract this version does not speak.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import voluptuous as vol
+from homeassistant.config_entries import ConfigFlow, ConfigFlowResult
+from homeassistant.const import CONF_TOKEN, CONF_URL
+from homeassistant.helpers.selector import (
+    TextSelector,
+    TextSelectorConfig,
+    TextSelectorType,
+)
+
+from .const import CONF_VERIFY_SSL, DOMAIN, LOGGER, TITLE
+from .nvr_client import CheckedSite, SiteCheckError, async_check_site
+
+_URL = TextSelector(TextSelectorConfig(type=TextSelectorType.URL))
+_TOKEN = TextSelector(TextSelectorConfig(type=TextSelectorType.PASSWORD))
+
+
+USER_SCHEMA = vol.Schema(
+    {
+        vol.Required(CONF_URL): _URL,
+        vol.Required(CONF_TOKEN): _TOKEN,
+        vol.Required(CONF_VERIFY_SSL, default=True): bool,
+    }
+)
+
+
+def _normalise(user_input: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        CONF_URL: str(user_input[CONF_URL]).strip().rstrip("/"),
+        CONF_TOKEN: str(user_input[CONF_TOKEN]).strip(),
+        CONF_VERIFY_SSL: bool(user_input.get(CONF_VERIFY_SSL, True)),
+    }
+
+
+class OpenNVRWorkflowsConfigFlow(ConfigFlow, domain=DOMAIN):
+    """Add one OpenNVR site; its ``site_id`` is the entry's unique id."""
+
+    VERSION = 1
+    MINOR_VERSION = 1
+
+    async def _check(
+        self, data: Mapping[str, Any], errors: dict[str, str], placeholders: dict[str, str]
+    ) -> CheckedSite | None:
+        try:
+            return await async_check_site(
+                self.hass, data[CONF_URL], data[CONF_TOKEN], data[CONF_VERIFY_SSL]
+            )
+        except SiteCheckError as err:
+            LOGGER.debug("OpenNVR site check failed (%s): %s", err.key, err)
+            errors["base"] = err.key
+            placeholders.update(err.placeholders)
+            return None
+
+    async def async_step_user(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
+        errors: dict[str, str] = {}
+        placeholders: dict[str, str] = {}
+        if user_input is not None:
+            data = _normalise(user_input)
+            if site := await self._check(data, errors, placeholders):
+                await self.async_set_unique_id(site.info.site_id)
+                self._abort_if_unique_id_configured(updates={CONF_URL: data[CONF_URL]})
+                return self.async_create_entry(title=site.info.name or TITLE, data=data)
+        return self.async_show_form(
+            step_id="user",
+            data_schema=self.add_suggested_values_to_schema(USER_SCHEMA, user_input or {}),
+            errors=errors,
+            description_placeholders=placeholders,
+        )
+
+    async def async_step_reauth(self, entry_data: Mapping[str, Any]) -> ConfigFlowResult:
+        return await self.async_step_reauth_confirm()
+
+    async def async_step_reauth_confirm(
+        self, user_input: dict[str, Any] | None = None
+    ) -> ConfigFlowResult:
+        """Ask only for a new token; the URL and site stay as they were."""
+        entry = self._get_reauth_entry()
+        errors: dict[str, str] = {}
+        placeholders: dict[str, str] = {"url": entry.data[CONF_URL]}
+        if user_input is not None:
+            data = {**entry.data, CONF_TOKEN: str(user_input[CONF_TOKEN]).strip()}
+            if site := await self._check(data, errors, placeholders):
+                await self.async_set_unique_id(site.info.site_id)
+                self._abort_if_unique_id_mismatch(reason="wrong_site")
+                return self.async_update_reload_and_abort(entry, data=data)
+        return self.async_show_form(
+            step_id="reauth_confirm",
+            data_schema=vol.Schema({vol.Required(CONF_TOKEN): _TOKEN}),
+            errors=errors,
+            description_placeholders=placeholders,
+        )
+
+    async def async_step_reconfigure(
+        self, user_input: dict[str, Any] | None = None
+    ) -> ConfigFlowResult:
+        """Change URL, token or certificate checking of the same site."""
+        entry = self._get_reconfigure_entry()
+        errors: dict[str, str] = {}
+        placeholders: dict[str, str] = {}
+        if user_input is not None:
+            data = _normalise(user_input)
+            if site := await self._check(data, errors, placeholders):
+                await self.async_set_unique_id(site.info.site_id)
+                self._abort_if_unique_id_mismatch(reason="wrong_site")
+                return self.async_update_reload_and_abort(entry, data=data)
+        return self.async_show_form(
+            step_id="reconfigure",
+            data_schema=self.add_suggested_values_to_schema(
+                USER_SCHEMA, user_input or dict(entry.data)
+            ),
+            errors=errors,
+            description_placeholders=placeholders,
+        )

@@ -1,0 +1,778 @@
+"""An OpenNVR simulator: the part of OpenNVR's ``/api/v1`` that ``pyopennvr`` speaks.
+
+Shared by the tests (started on a real loopback port, so the integration talks to it over
+HTTP exactly as it would to a site) and by ``scripts/develop`` (a demo NVR for a newcomer).
+Response shapes follow OpenNVR's own fixtures (``shared/opennvr/fixtures``) and what
+``pyopennvr.models`` parses; auth follows OpenNVR's API tokens: 401 for a missing or wrong
+token, 403 naming the missing scope.
+
+Run it alone: ``python -m tests.fakes.opennvr_sim --port 8765``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import io
+import json
+import logging
+import math
+import secrets
+import ssl
+import uuid
+from collections import deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from aiohttp import WSMsgType, web
+from PIL import Image, ImageDraw
+
+_LOGGER = logging.getLogger(__name__)
+
+API = "/api/v1"
+DEMO_TOKEN = "onvr_demo0001_simulatorsecret"
+ALL_SCOPES = (
+    "cameras.view",
+    "cameras.manage",
+    "live.view",
+    "ptz.control",
+    "recordings.view",
+    "recordings.pause",
+    "alerts.view",
+    "alerts.manage",
+    "events.create",
+    "apps.actions",
+    "settings.view",
+)
+#: What the integration's default token carries (the fixture's scopes plus control ones).
+DEFAULT_SCOPES = ALL_SCOPES
+ALERT_KINDS = ("person", "vehicle", "parcel", "loitering", "intrusion")
+SEVERITIES = ("low", "medium", "high", "critical")
+SITE_MODES = ("disarmed", "armed_home", "armed_away")
+#: How long the websocket replays missed frames after a reconnect.
+REPLAY_WINDOW = 2000
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+@dataclass
+class SimCamera:
+    """One simulated camera; ``online`` drives snapshots, status frames and ``live_online``."""
+
+    id: int
+    name: str
+    location: str = ""
+    online: bool = True
+    is_active: bool = True
+    ptz_presets: tuple[str, ...] = ()
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "name": self.name,
+            "location": self.location,
+            "status": "online" if self.online else "offline",
+            "is_active": self.is_active,
+            "live_online": self.online if self.is_active else None,
+            "recording_state": "recording" if self.online else "stopped",
+            "detection_enabled": True,
+        }
+
+
+def default_cameras() -> list[SimCamera]:
+    return [
+        SimCamera(1, "Front Door", "porch", ptz_presets=()),
+        SimCamera(2, "Driveway", "drive", ptz_presets=("home", "gate")),
+        SimCamera(3, "Back Garden", "garden"),
+    ]
+
+
+@dataclass
+class SimConfig:
+    """What the simulated site is and what its token may do."""
+
+    token: str = DEMO_TOKEN
+    scopes: tuple[str, ...] = DEFAULT_SCOPES
+    site_id: str = "0755a940-1ff5-4861-ac08-1f57bb29a180"
+    name: str = "OpenNVR Demo"
+    version: str = "0.1.5"
+    contract_version: str = "1.1.0"
+    cameras: list[SimCamera] = field(default_factory=default_cameras)
+    #: Scripted alerts per second across all cameras (0: only what tests emit).
+    alert_rate: float = 0.0
+    alert_kinds: tuple[str, ...] = ALERT_KINDS
+    heartbeat_s: float = 25.0
+    rtsps_exposed: bool = True
+    snapshot_size: tuple[int, int] = (640, 360)
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _iso(ts: datetime) -> str:
+    return ts.isoformat()
+
+
+class OpenNVRSimulator:
+    """The simulated site. ``await sim.start()`` binds 127.0.0.1; ``sim.url`` is its base URL."""
+
+    def __init__(self, config: SimConfig | None = None) -> None:
+        self.config = config or SimConfig()
+        self.epoch = uuid.uuid4().hex[:12]
+        self.seq = 0
+        self.site_mode = {"mode": "disarmed", "changed_at": None, "changed_by": None}
+        self.events: list[dict[str, Any]] = []
+        self.alerts: list[dict[str, Any]] = []
+        self.ptz_calls: list[tuple[int, str]] = []
+        self.protected: list[int] = []
+        self.requests: list[tuple[str, str]] = []
+        self._frames: deque[dict[str, Any]] = deque(maxlen=REPLAY_WINDOW)
+        self._tickets: set[str] = set()
+        self._media: dict[str, bytes] = {}
+        self._sockets: set[web.WebSocketResponse] = set()
+        self._runner: web.AppRunner | None = None
+        self._tasks: list[asyncio.Task[None]] = []
+        self.port = 0
+        self._scheme = "http"
+
+    # ── lifecycle ────────────────────────────────────────────────────────
+
+    @property
+    def url(self) -> str:
+        return f"{self._scheme}://127.0.0.1:{self.port}"
+
+    def camera(self, camera_id: int) -> SimCamera | None:
+        return next((c for c in self.config.cameras if c.id == camera_id), None)
+
+    def build_app(self) -> web.Application:
+        app = web.Application(middlewares=[self._record])
+        r = app.router
+        r.add_get("/health", self._health)
+        routes: list[tuple[str, str, Handler, str | None]] = [
+            ("GET", "/system/info", self._system_info, None),
+            ("GET", "/cameras/", self._cameras, "cameras.view"),
+            ("GET", "/cameras/{id}", self._camera, "cameras.view"),
+            ("GET", "/cameras/{id}/snapshot", self._snapshot, "live.view"),
+            ("POST", "/cameras/{id}/describe", self._describe, "live.view"),
+            ("GET", "/cameras/{id}/ptz/presets", self._ptz_presets, "cameras.view"),
+            ("POST", "/cameras/{id}/ptz/presets/{token}/goto", self._ptz_goto, "ptz.control"),
+            ("GET", "/streams/{id}/info", self._stream_info, "live.view"),
+            ("GET", "/live-state", self._live_state, "live.view"),
+            ("GET", "/events", self._events, "recordings.view"),
+            ("POST", "/events", self._create_event, "events.create"),
+            ("GET", "/events/{id}/evidence", self._evidence, "recordings.view"),
+            ("POST", "/events/{id}/protect", self._protect, "events.create"),
+            ("GET", "/alerts-inbox", self._alerts, "alerts.view"),
+            ("POST", "/alerts-inbox/ack", self._ack, "alerts.manage"),
+            ("GET", "/site-mode", self._get_site_mode, "settings.view"),
+            ("PUT", "/site-mode", self._put_site_mode, "alerts.manage"),
+            ("GET", "/search", self._search, "recordings.view"),
+            ("POST", "/media/sign", self._sign, "recordings.view"),
+            ("POST", "/events/ws-ticket", self._ws_ticket, None),
+        ]
+        for method, path, handler, scope in routes:
+            r.add_route(method, API + path, self._guard(handler, scope))
+        # Neither takes the API token: the ticket and the signature are the credential.
+        r.add_get(API + "/events/ws", self._ws)
+        r.add_get(API + "/media/s/{token}", self._signed_media)
+        return app
+
+    async def start(
+        self, port: int = 0, host: str = "127.0.0.1", ssl_context: ssl.SSLContext | None = None
+    ) -> None:
+        """Serve on ``host:port`` (0: any free port), over TLS when given a context."""
+        self._scheme = "https" if ssl_context else "http"
+        self._runner = web.AppRunner(self.build_app(), access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, host, port, ssl_context=ssl_context)
+        await site.start()
+        server = site._server
+        assert server is not None
+        self.port = server.sockets[0].getsockname()[1]
+        if self.config.alert_rate > 0:
+            self._tasks.append(asyncio.create_task(self._scripted_alerts()))
+        self._tasks.append(asyncio.create_task(self._heartbeats()))
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._tasks.clear()
+        for ws in list(self._sockets):
+            await ws.close()
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    async def drop_websockets(self) -> None:
+        """Close every events socket, as a server restart or a network cut would."""
+        for ws in list(self._sockets):
+            await ws.close(code=1012)
+
+    # ── auth ─────────────────────────────────────────────────────────────
+
+    @web.middleware
+    async def _record(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        self.requests.append((request.method, request.path))
+        return await handler(request)
+
+    def _guard(self, handler: Handler, scope: str | None) -> Handler:
+        async def guarded(request: web.Request) -> web.StreamResponse:
+            auth = request.headers.get("Authorization", "")
+            if auth != f"Bearer {self.config.token}":
+                return web.json_response({"detail": "Invalid or revoked API token"}, status=401)
+            if scope is not None and scope not in self.config.scopes:
+                return web.json_response(
+                    {"detail": f"API token lacks the scope {scope}"},
+                    status=403,
+                    headers={"X-OpenNVR-Error": "missing_scope"},
+                )
+            return await handler(request)
+
+        return guarded
+
+    # ── site ─────────────────────────────────────────────────────────────
+
+    async def _health(self, request: web.Request) -> web.Response:
+        return web.json_response({"status": "ok"})
+
+    async def _system_info(self, request: web.Request) -> web.Response:
+        c = self.config
+        return web.json_response(
+            {
+                "site_id": c.site_id,
+                "name": c.name,
+                "version": c.version,
+                "contract_version": c.contract_version,
+                "features": [
+                    "correlation_id",
+                    "api_tokens",
+                    "ws_v2",
+                    "site_mode",
+                    "caller_info",
+                    "network_info",
+                    "search_summary",
+                    "camera_describe",
+                ],
+                "recording_pause_enabled": False,
+                "uptime_s": 3600,
+                "latest_version": None,
+                "caller": {
+                    "kind": "token",
+                    "name": "home-assistant",
+                    "scopes": list(c.scopes),
+                    "camera_ids": None,
+                    "expires_at": None,
+                },
+                "server_time": _iso(_now()),
+                "network": {"webrtc_ice_hosts": True, "rtsps_exposed": c.rtsps_exposed},
+                "passthrough_allowlist": [API + "/cameras/", API + "/events", API + "/site-mode"],
+                "mqtt_discovery": False,
+            }
+        )
+
+    async def _get_site_mode(self, request: web.Request) -> web.Response:
+        return web.json_response({**self.site_mode, "modes": list(SITE_MODES)})
+
+    async def _put_site_mode(self, request: web.Request) -> web.Response:
+        body = await _json_body(request)
+        mode = body.get("mode")
+        if mode not in SITE_MODES:
+            return web.json_response({"detail": f"unknown mode {mode!r}"}, status=422)
+        self.site_mode = {
+            "mode": mode,
+            "changed_at": _iso(_now()),
+            "changed_by": "token:home-assistant",
+        }
+        await self._broadcast({"event_type": "site_mode", **self.site_mode})
+        return web.json_response({**self.site_mode, "modes": list(SITE_MODES)})
+
+    # ── cameras ──────────────────────────────────────────────────────────
+
+    def _camera_or_404(self, request: web.Request) -> SimCamera | web.Response:
+        try:
+            cam = self.camera(int(request.match_info["id"]))
+        except ValueError:
+            cam = None
+        if cam is None:
+            return web.json_response({"detail": "Camera not found"}, status=404)
+        return cam
+
+    async def _cameras(self, request: web.Request) -> web.Response:
+        active_only = request.query.get("active_only", "true") == "true"
+        skip = int(request.query.get("skip", 0))
+        limit = int(request.query.get("limit", 100))
+        cams = [c for c in self.config.cameras if c.is_active or not active_only]
+        page = cams[skip : skip + limit]
+        return web.json_response({"cameras": [c.as_json() for c in page], "total": len(cams)})
+
+    async def _camera(self, request: web.Request) -> web.Response:
+        cam = self._camera_or_404(request)
+        return cam if isinstance(cam, web.Response) else web.json_response(cam.as_json())
+
+    async def _snapshot(self, request: web.Request) -> web.Response:
+        cam = self._camera_or_404(request)
+        if isinstance(cam, web.Response):
+            return cam
+        if not cam.online:
+            return web.json_response({"detail": "No frame available"}, status=503)
+        return web.Response(body=self.draw_frame(cam), content_type="image/jpeg")
+
+    def draw_frame(self, cam: SimCamera, at: datetime | None = None) -> bytes:
+        """A JPEG with the camera's name, the time and a shape that moves each second."""
+        at = at or _now()
+        w, h = self.config.snapshot_size
+        img = Image.new("RGB", (w, h), (30 + 40 * (cam.id % 4), 60, 90))
+        draw = ImageDraw.Draw(img)
+        t = at.timestamp()
+        x = int((w - 80) * (0.5 + 0.5 * math.sin(t / 3)))
+        y = int((h - 80) * (0.5 + 0.5 * math.cos(t / 5)))
+        draw.ellipse((x, y, x + 80, y + 80), fill=(230, 200, 40))
+        draw.text(
+            (10, 10), f"{cam.name}  {at.strftime('%Y-%m-%d %H:%M:%S')}Z", fill=(255, 255, 255)
+        )
+        out = io.BytesIO()
+        img.save(out, format="JPEG", quality=80)
+        return out.getvalue()
+
+    async def _describe(self, request: web.Request) -> web.Response:
+        cam = self._camera_or_404(request)
+        if isinstance(cam, web.Response):
+            return cam
+        body = await _json_body(request)
+        return web.json_response(
+            {
+                "camera_id": cam.id,
+                "available": cam.online,
+                "question": body.get("question"),
+                "text": f"A quiet view of the {cam.location or cam.name}." if cam.online else None,
+            }
+        )
+
+    async def _stream_info(self, request: web.Request) -> web.Response:
+        cam = self._camera_or_404(request)
+        if isinstance(cam, web.Response):
+            return cam
+        name = f"cam{cam.id}"
+        token = secrets.token_urlsafe(12)
+        host = request.url.host
+        urls = {
+            "webrtc": f"https://localhost/webrtc/{name}/whep?token={token}",
+            "hls": f"https://{host}/hls/{name}/index.m3u8?token={token}",
+            "rtsps": f"rtsps://{host}:8322/{name}?token={token}"
+            if self.config.rtsps_exposed
+            else None,
+            "rtsp": None,
+        }
+        return web.json_response(
+            {
+                "camera_id": cam.id,
+                "stream_name": name,
+                "token": token,
+                "expires_in": 3600,
+                "urls": urls,
+            }
+        )
+
+    async def _live_state(self, request: web.Request) -> web.Response:
+        return web.json_response({"cameras": self._camera_states()})
+
+    def _camera_states(self) -> list[dict[str, Any]]:
+        return [
+            {
+                "camera_id": c.id,
+                "stale": not c.online,
+                "last_frame_at": None,
+                "motion": False,
+                "objects": {},
+                "zones": [],
+                "online": c.online,
+            }
+            for c in self.config.cameras
+        ]
+
+    async def _ptz_presets(self, request: web.Request) -> web.Response:
+        cam = self._camera_or_404(request)
+        if isinstance(cam, web.Response):
+            return cam
+        return web.json_response(
+            {"presets": [{"token": p, "name": p.title()} for p in cam.ptz_presets]}
+        )
+
+    async def _ptz_goto(self, request: web.Request) -> web.Response:
+        cam = self._camera_or_404(request)
+        if isinstance(cam, web.Response):
+            return cam
+        token = request.match_info["token"]
+        if token not in cam.ptz_presets:
+            return web.json_response({"detail": "Preset not found"}, status=404)
+        self.ptz_calls.append((cam.id, token))
+        return web.json_response({"ok": True, "camera_id": cam.id, "preset": token})
+
+    # ── events, alerts, media, search ───────────────────────────────────
+
+    def add_event(
+        self, camera_id: int, label: str, *, plate: str | None = None, score: float = 0.9
+    ) -> dict[str, Any]:
+        event_id = len(self.events) + 1
+        at = _now()
+        event = {
+            "id": event_id,
+            "camera_id": camera_id,
+            "source": "tier0",
+            "event_type": "track",
+            "label": label,
+            "score": score,
+            "track_id": 8800 + event_id,
+            "started_at": _iso(at),
+            "ended_at": _iso(at + timedelta(seconds=6)),
+            "plate_text": plate,
+            "has_evidence": True,
+            "evidence_url": f"{API}/events/{event_id}/evidence",
+            "payload": {},
+        }
+        self.events.append(event)
+        return event
+
+    async def _events(self, request: web.Request) -> web.Response:
+        q = request.query
+        rows = list(reversed(self.events))
+        if "camera_id" in q:
+            rows = [e for e in rows if str(e["camera_id"]) == q["camera_id"]]
+        if "label" in q:
+            rows = [e for e in rows if e["label"] == q["label"]]
+        if "plate" in q:
+            rows = [e for e in rows if e["plate_text"] == q["plate"]]
+        skip, limit = int(q.get("skip", 0)), int(q.get("limit", 50))
+        page = rows[skip : skip + limit]
+        return web.json_response({"events": page, "count": len(page), "total": len(rows)})
+
+    async def _create_event(self, request: web.Request) -> web.Response:
+        body = await _json_body(request)
+        if "camera_id" not in body:
+            return web.json_response({"detail": "camera_id is required"}, status=422)
+        return web.json_response(
+            self.add_event(int(body["camera_id"]), str(body.get("label", "manual"))), status=201
+        )
+
+    def _event_or_404(self, request: web.Request) -> dict[str, Any] | web.Response:
+        try:
+            idx = int(request.match_info["id"])
+        except ValueError:
+            idx = 0
+        if not 1 <= idx <= len(self.events):
+            return web.json_response({"detail": "Event not found"}, status=404)
+        return self.events[idx - 1]
+
+    async def _evidence(self, request: web.Request) -> web.Response:
+        event = self._event_or_404(request)
+        if isinstance(event, web.Response):
+            return event
+        cam = self.camera(int(event["camera_id"])) or SimCamera(0, "Unknown")
+        return web.Response(body=self.draw_frame(cam), content_type="image/jpeg")
+
+    async def _protect(self, request: web.Request) -> web.Response:
+        event = self._event_or_404(request)
+        if isinstance(event, web.Response):
+            return event
+        body = await _json_body(request)
+        self.protected.append(int(event["id"]))
+        return web.json_response(
+            {
+                "id": event["id"],
+                "protected": True,
+                "pre_s": body.get("pre_s", 10),
+                "post_s": body.get("post_s", 10),
+            }
+        )
+
+    async def _alerts(self, request: web.Request) -> web.Response:
+        q = request.query
+        rows = list(reversed(self.alerts))
+        if q.get("unacked") == "true":
+            rows = [a for a in rows if a["acknowledged_at"] is None]
+        if "severity" in q:
+            rows = [a for a in rows if a["severity"] == q["severity"]]
+        if "camera_id" in q:
+            rows = [a for a in rows if a["camera_id"] == q["camera_id"]]
+        skip, limit = int(q.get("skip", 0)), int(q.get("limit", 50))
+        unacked = sum(1 for a in self.alerts if a["acknowledged_at"] is None)
+        return web.json_response(
+            {"alerts": rows[skip : skip + limit], "unacked_count": unacked, "total": len(rows)}
+        )
+
+    async def _ack(self, request: web.Request) -> web.Response:
+        body = await _json_body(request)
+        ids = body.get("ids")
+        acked = 0
+        for alert in self.alerts:
+            if alert["acknowledged_at"] is None and (ids is None or alert["id"] in ids):
+                alert["acknowledged_at"] = _iso(_now())
+                acked += 1
+        return web.json_response({"acknowledged": acked})
+
+    async def _search(self, request: web.Request) -> web.Response:
+        q = request.query
+        rows = list(reversed(self.events))
+        if "label" in q:
+            rows = [e for e in rows if e["label"] == q["label"]]
+        if "plate" in q:
+            rows = [e for e in rows if e["plate_text"] == q["plate"]]
+        limit = int(q.get("limit", 20))
+        results = []
+        for e in rows[:limit]:
+            cam = self.camera(int(e["camera_id"]))
+            results.append(
+                {
+                    "id": e["id"],
+                    "camera_id": e["camera_id"],
+                    "camera_name": cam.name if cam else None,
+                    "label": e["label"],
+                    "score": e["score"],
+                    "started_at": e["started_at"],
+                    "ended_at": e["ended_at"],
+                    "plate_text": e["plate_text"],
+                    "caption": f"a {e['label']} at the {cam.name if cam else 'camera'}",
+                    "attributes": None,
+                    "claims": [],
+                    "source": "tier0",
+                    "event_type": e["event_type"],
+                    "evidence_url": e["evidence_url"],
+                    "anchor": {"camera_id": e["camera_id"], "at": e["started_at"]},
+                }
+            )
+        return web.json_response(
+            {
+                "query": q.get("q", ""),
+                "interpretation": {
+                    "source": "parsed",
+                    "labels": [q["label"]] if "label" in q else [],
+                    "camera_ids": [],
+                    "text": "",
+                    "plate": q.get("plate", ""),
+                    "attrs": [],
+                    "zone_id": None,
+                    "from": q.get("from"),
+                    "to": q.get("to"),
+                    "overridden": [],
+                },
+                "results": results,
+                "count": len(results),
+                "total": len(rows),
+            }
+        )
+
+    async def _sign(self, request: web.Request) -> web.Response:
+        body = await _json_body(request)
+        kind = body.get("kind")
+        if kind not in ("event", "alert_image", "clip"):
+            return web.json_response({"detail": f"unknown kind {kind!r}"}, status=422)
+        token = f"m1.{secrets.token_urlsafe(16)}"
+        cam = self.camera(int(body.get("camera_id") or 1)) or SimCamera(0, "Unknown")
+        self._media[token] = self.draw_frame(cam)
+        expires = _now() + timedelta(seconds=int(body.get("ttl_s") or 600))
+        return web.json_response(
+            {"url": f"{API}/media/s/{token}", "token": token, "expires_at": _iso(expires)}
+        )
+
+    async def _signed_media(self, request: web.Request) -> web.Response:
+        data = self._media.get(request.match_info["token"])
+        if data is None:
+            return web.json_response({"detail": "Link expired or invalid"}, status=404)
+        return web.Response(body=data, content_type="image/jpeg")
+
+    # ── events websocket v2 ──────────────────────────────────────────────
+
+    async def _ws_ticket(self, request: web.Request) -> web.Response:
+        ticket = secrets.token_urlsafe(16)
+        self._tickets.add(ticket)
+        return web.json_response({"ticket": ticket, "expires_in": 30})
+
+    async def _ws(self, request: web.Request) -> web.StreamResponse:
+        ticket = request.query.get("ticket", "")
+        if ticket not in self._tickets:
+            return web.json_response({"detail": "Invalid or used ticket"}, status=401)
+        self._tickets.discard(ticket)
+        ws = web.WebSocketResponse()
+        await ws.prepare(request)
+        await ws.send_json(
+            {"v": 2, "event_type": "subscribed", "epoch": self.epoch, "seq": self.seq}
+        )
+        since, epoch = request.query.get("since"), request.query.get("epoch")
+        replay = [f for f in self._frames if since is not None and f["seq"] > int(since)]
+        if (
+            epoch == self.epoch
+            and since is not None
+            and (not self._frames or self._frames[0]["seq"] <= int(since) + 1)
+        ):
+            for frame in replay:
+                await ws.send_json(frame)
+        else:
+            await ws.send_json(self._snapshot_frame(resync=since is not None))
+        self._sockets.add(ws)
+        try:
+            async for msg in ws:
+                if msg.type == WSMsgType.ERROR:
+                    break
+        finally:
+            self._sockets.discard(ws)
+        return ws
+
+    def _snapshot_frame(self, *, resync: bool) -> dict[str, Any]:
+        return {
+            "v": 2,
+            "event_type": "state_snapshot",
+            "seq": self.seq,
+            "resync": resync,
+            "cameras": self._camera_states(),
+            "site_mode": dict(self.site_mode),
+            "entity_states": {},
+        }
+
+    async def _broadcast(self, frame: dict[str, Any], *, replayable: bool = True) -> dict[str, Any]:
+        """Number the frame, keep it for replay, and send it to every open socket."""
+        if replayable:
+            self.seq += 1
+        frame = {"v": 2, "seq": self.seq, "ts": _iso(_now()), **frame}
+        if replayable:
+            self._frames.append(frame)
+        await asyncio.gather(*(_send(ws, frame) for ws in list(self._sockets) if not ws.closed))
+        return frame
+
+    async def emit_alert(
+        self,
+        camera_id: int,
+        kind: str = "person",
+        *,
+        severity: str = "medium",
+        title: str | None = None,
+        alert_id: str | None = None,
+        source: tuple[str, str] = ("app", "intrusion"),
+    ) -> dict[str, Any]:
+        """Raise an app alert: stored in the inbox and pushed as an ``app_alert`` frame."""
+        alert_id = alert_id or f"alrt_{secrets.token_hex(6)}"
+        correlation_id = uuid.uuid4().hex
+        cam = self.camera(camera_id)
+        title = title or f"{kind.title()} on {cam.name if cam else camera_id}"
+        row = {
+            "id": len(self.alerts) + 1,
+            "alert_id": alert_id,
+            "fired_at": _iso(_now()),
+            "severity": severity,
+            "title": title,
+            "description": "",
+            "source_kind": source[0],
+            "source_name": source[1],
+            "camera_id": f"cam{camera_id}",
+            "correlation_id": correlation_id,
+            "evidence": {},
+            "tags": [kind],
+            "acknowledged_at": None,
+        }
+        self.alerts.append(row)
+        await self._broadcast(
+            {
+                "event_type": "app_alert",
+                "camera_id": camera_id,
+                "task": source[1],
+                "payload": {
+                    "severity": severity,
+                    "alert_type": kind,
+                    "title": title,
+                    "alert_id": alert_id,
+                    "source": {"kind": source[0], "name": source[1]},
+                    "correlation_id": correlation_id,
+                    "images": [],
+                },
+            }
+        )
+        return row
+
+    async def set_camera_online(self, camera_id: int, online: bool) -> None:
+        cam = self.camera(camera_id)
+        if cam is None:
+            raise KeyError(camera_id)
+        cam.online = online
+        await self._broadcast(
+            {
+                "event_type": "camera_status",
+                "camera_id": camera_id,
+                "online": online,
+                "status": "online" if online else "offline",
+            }
+        )
+
+    async def _heartbeats(self) -> None:
+        while True:
+            await asyncio.sleep(self.config.heartbeat_s)
+            await self._broadcast({"event_type": "heartbeat"}, replayable=False)
+
+    async def _scripted_alerts(self) -> None:
+        """The scripted stream: alerts round-robin over cameras and kinds at the set rate."""
+        i = 0
+        cams = [c for c in self.config.cameras if c.is_active]
+        while cams:
+            await asyncio.sleep(1.0 / self.config.alert_rate)
+            cam = cams[i % len(cams)]
+            kind = self.config.alert_kinds[i % len(self.config.alert_kinds)]
+            self.add_event(cam.id, kind)
+            await self.emit_alert(cam.id, kind, severity=SEVERITIES[i % 3])
+            i += 1
+
+
+async def _send(ws: web.WebSocketResponse, frame: dict[str, Any]) -> None:
+    with contextlib.suppress(ConnectionError, RuntimeError):
+        await ws.send_str(json.dumps(frame))
+
+
+async def _json_body(request: web.Request) -> dict[str, Any]:
+    if not request.can_read_body:
+        return {}
+    try:
+        body = await request.json()
+    except ValueError:
+        return {}
+    return body if isinstance(body, dict) else {}
+
+
+async def _serve(args: argparse.Namespace) -> None:
+    config = SimConfig(token=args.token, alert_rate=args.alert_rate)
+    if args.cameras:
+        config.cameras = [SimCamera(i + 1, f"Camera {i + 1}") for i in range(args.cameras)]
+    sim = OpenNVRSimulator(config)
+    await sim.start(port=args.port, host=args.host)
+    print(
+        f"OpenNVR demo simulator on http://{args.host}:{sim.port}  token: {config.token}",
+        flush=True,
+    )
+    try:
+        await asyncio.Event().wait()
+    finally:
+        await sim.stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="Run the OpenNVR simulator.")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--token", default=DEMO_TOKEN)
+    parser.add_argument(
+        "--cameras", type=int, default=0, help="N generic cameras (default 3 named)"
+    )
+    parser.add_argument(
+        "--alert-rate", type=float, default=0.05, help="scripted alerts per second (0 for none)"
+    )
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.INFO)
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(_serve(args))
+
+
+if __name__ == "__main__":
+    main()

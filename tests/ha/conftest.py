@@ -1,0 +1,59 @@
+"""Fixtures for tests that run the integration in a real Home Assistant (the ``hass`` fixture)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+from typing import Any
+
+import pytest
+from homeassistant.const import CONF_TOKEN, CONF_URL
+from homeassistant.core import HomeAssistant
+from pytest_homeassistant_custom_component.common import MockConfigEntry
+
+from custom_components.opennvr_workflows.const import CONF_VERIFY_SSL, DOMAIN
+from tests.fakes.opennvr_sim import OpenNVRSimulator, SimConfig
+
+
+@pytest.fixture(autouse=True)
+def auto_enable_custom_integrations(enable_custom_integrations: None) -> None:
+    """Let Home Assistant load integrations from custom_components/."""
+
+
+@pytest.fixture
+def sim_config() -> SimConfig:
+    """Override in a test module (or parametrize) to change the simulated site."""
+    return SimConfig()
+
+
+@pytest.fixture
+async def sim(sim_config: SimConfig, socket_enabled: None) -> AsyncGenerator[OpenNVRSimulator]:
+    """The OpenNVR simulator on a real loopback port, stopped after the test."""
+    simulator = OpenNVRSimulator(sim_config)
+    await simulator.start()
+    yield simulator
+    await simulator.stop()
+
+
+def entry_data(sim: OpenNVRSimulator) -> dict[str, Any]:
+    return {CONF_URL: sim.url, CONF_TOKEN: sim.config.token, CONF_VERIFY_SSL: True}
+
+
+@pytest.fixture
+def config_entry(hass: HomeAssistant, sim: OpenNVRSimulator) -> MockConfigEntry:
+    """An entry for the simulated site, added to hass but not set up."""
+    entry = MockConfigEntry(
+        domain=DOMAIN,
+        title=sim.config.name,
+        unique_id=sim.config.site_id,
+        data=entry_data(sim),
+    )
+    entry.add_to_hass(hass)
+    return entry
+
+
+@pytest.fixture
+async def setup_entry(hass: HomeAssistant, config_entry: MockConfigEntry) -> MockConfigEntry:
+    """The simulated site's entry, set up."""
+    assert await hass.config_entries.async_setup(config_entry.entry_id)
+    await hass.async_block_till_done()
+    return config_entry

@@ -1,0 +1,209 @@
+"""The config flow against the OpenNVR simulator over a real loopback socket."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+
+import pytest
+from homeassistant.config_entries import SOURCE_USER
+from homeassistant.const import CONF_TOKEN, CONF_URL
+from homeassistant.core import HomeAssistant
+from homeassistant.data_entry_flow import FlowResultType
+from pytest_homeassistant_custom_component.common import MockConfigEntry
+
+from custom_components.opennvr_workflows.const import CONF_VERIFY_SSL, DOMAIN
+from tests.fakes.opennvr_sim import OpenNVRSimulator
+from tests.fakes.tls import self_signed_context
+
+from .conftest import entry_data
+
+
+async def _start_flow(hass: HomeAssistant) -> str:
+    result = await hass.config_entries.flow.async_init(DOMAIN, context={"source": SOURCE_USER})
+    assert result["type"] is FlowResultType.FORM
+    assert result["step_id"] == "user"
+    return result["flow_id"]
+
+
+async def test_user_flow_creates_entry(hass: HomeAssistant, sim: OpenNVRSimulator) -> None:
+    flow_id = await _start_flow(hass)
+    result = await hass.config_entries.flow.async_configure(
+        flow_id,
+        {CONF_URL: sim.url + "/", CONF_TOKEN: f" {sim.config.token} ", CONF_VERIFY_SSL: True},
+    )
+    await hass.async_block_till_done()
+
+    assert result["type"] is FlowResultType.CREATE_ENTRY
+    assert result["title"] == sim.config.name
+    assert result["data"] == entry_data(sim)  # URL and token normalised
+    assert result["result"].unique_id == sim.config.site_id
+    # The entry was set up: one camera entity per simulated camera, with a live image.
+    cams = hass.states.async_entity_ids("camera")
+    assert len(cams) == len(sim.config.cameras)
+
+
+@pytest.mark.parametrize(
+    ("change", "error", "placeholder"),
+    [
+        ({"token": "onvr_wrong000_secret"}, "invalid_auth", None),
+        ({"scopes": ("cameras.view", "alerts.view")}, "missing_scopes", "live.view"),
+        ({"scopes": ("cameras.view",)}, "missing_scopes", "alerts.view, live.view"),
+        ({"contract_version": "2.0.0"}, "unsupported_contract", "2.0.0"),
+    ],
+)
+async def test_user_flow_errors_from_the_site(
+    hass: HomeAssistant,
+    sim: OpenNVRSimulator,
+    change: dict,
+    error: str,
+    placeholder: str | None,
+) -> None:
+    token = sim.config.token
+    sim.config = replace(sim.config, **{k: v for k, v in change.items() if k != "token"})
+    flow_id = await _start_flow(hass)
+    result = await hass.config_entries.flow.async_configure(
+        flow_id, {CONF_URL: sim.url, CONF_TOKEN: change.get("token", token), CONF_VERIFY_SSL: True}
+    )
+    assert result["type"] is FlowResultType.FORM
+    assert result["errors"] == {"base": error}
+    if placeholder is not None:
+        assert placeholder in result["description_placeholders"].values()
+
+
+async def test_user_flow_cannot_connect_then_recovers(
+    hass: HomeAssistant, sim: OpenNVRSimulator
+) -> None:
+    url = sim.url
+    await sim.stop()
+    flow_id = await _start_flow(hass)
+    result = await hass.config_entries.flow.async_configure(
+        flow_id, {CONF_URL: url, CONF_TOKEN: sim.config.token, CONF_VERIFY_SSL: True}
+    )
+    assert result["errors"] == {"base": "cannot_connect"}
+
+    await sim.start()  # a new port: the user corrects the URL on the same form
+    result = await hass.config_entries.flow.async_configure(
+        flow_id, {CONF_URL: sim.url, CONF_TOKEN: sim.config.token, CONF_VERIFY_SSL: True}
+    )
+    assert result["type"] is FlowResultType.CREATE_ENTRY
+
+
+async def test_user_flow_not_opennvr(hass: HomeAssistant, sim: OpenNVRSimulator) -> None:
+    flow_id = await _start_flow(hass)
+    # /health answers JSON, but nothing under it is OpenNVR's API.
+    result = await hass.config_entries.flow.async_configure(
+        flow_id,
+        {CONF_URL: sim.url + "/health", CONF_TOKEN: sim.config.token, CONF_VERIFY_SSL: True},
+    )
+    assert result["errors"] == {"base": "not_opennvr"}
+
+
+async def test_self_signed_certificate(hass: HomeAssistant, sim: OpenNVRSimulator) -> None:
+    """A self-signed certificate is a named error while verifying, and fine when not."""
+    loop = asyncio.get_running_loop()
+    previous = loop.get_exception_handler()
+
+    def ignore_refused_handshake(loop: asyncio.AbstractEventLoop, context: dict) -> None:
+        # The simulator's side of the handshake our client rightly refused.
+        if not str(context.get("message", "")).startswith("Error on transport creation"):
+            (previous or asyncio.AbstractEventLoop.default_exception_handler)(loop, context)
+
+    loop.set_exception_handler(ignore_refused_handshake)
+    await sim.stop()
+    await sim.start(ssl_context=self_signed_context())
+    assert sim.url.startswith("https://")
+    flow_id = await _start_flow(hass)
+    result = await hass.config_entries.flow.async_configure(
+        flow_id, {CONF_URL: sim.url, CONF_TOKEN: sim.config.token, CONF_VERIFY_SSL: True}
+    )
+    assert result["errors"] == {"base": "ssl_error"}
+
+    result = await hass.config_entries.flow.async_configure(
+        flow_id, {CONF_URL: sim.url, CONF_TOKEN: sim.config.token, CONF_VERIFY_SSL: False}
+    )
+    await hass.async_block_till_done()
+    assert result["type"] is FlowResultType.CREATE_ENTRY
+    assert result["data"][CONF_VERIFY_SSL] is False
+    loop.set_exception_handler(previous)
+
+
+async def test_duplicate_site_aborts(
+    hass: HomeAssistant, sim: OpenNVRSimulator, config_entry: MockConfigEntry
+) -> None:
+    flow_id = await _start_flow(hass)
+    result = await hass.config_entries.flow.async_configure(
+        flow_id, {CONF_URL: sim.url, CONF_TOKEN: sim.config.token, CONF_VERIFY_SSL: True}
+    )
+    assert result["type"] is FlowResultType.ABORT
+    assert result["reason"] == "already_configured"
+
+
+async def test_reauth_replaces_token(
+    hass: HomeAssistant, sim: OpenNVRSimulator, setup_entry: MockConfigEntry
+) -> None:
+    sim.config = replace(sim.config, token="onvr_new00000_rotatedsecret")
+    result = await setup_entry.start_reauth_flow(hass)
+    assert result["step_id"] == "reauth_confirm"
+    assert result["description_placeholders"]["url"] == sim.url
+
+    result = await hass.config_entries.flow.async_configure(
+        result["flow_id"], {CONF_TOKEN: "onvr_still000_wrong"}
+    )
+    assert result["errors"] == {"base": "invalid_auth"}
+
+    result = await hass.config_entries.flow.async_configure(
+        result["flow_id"], {CONF_TOKEN: sim.config.token}
+    )
+    await hass.async_block_till_done()
+    assert result["type"] is FlowResultType.ABORT
+    assert result["reason"] == "reauth_successful"
+    assert setup_entry.data[CONF_TOKEN] == sim.config.token
+
+
+async def test_reauth_refuses_another_site(
+    hass: HomeAssistant, sim: OpenNVRSimulator, setup_entry: MockConfigEntry
+) -> None:
+    sim.config = replace(sim.config, site_id="another-site")
+    result = await setup_entry.start_reauth_flow(hass)
+    result = await hass.config_entries.flow.async_configure(
+        result["flow_id"], {CONF_TOKEN: sim.config.token}
+    )
+    assert result["type"] is FlowResultType.ABORT
+    assert result["reason"] == "wrong_site"
+
+
+async def test_reconfigure_changes_url(
+    hass: HomeAssistant, sim: OpenNVRSimulator, setup_entry: MockConfigEntry
+) -> None:
+    result = await setup_entry.start_reconfigure_flow(hass)
+    assert result["step_id"] == "reconfigure"
+
+    # The same site on another address (a new port stands in for a new host name).
+    await sim.stop()
+    await sim.start()
+    result = await hass.config_entries.flow.async_configure(
+        result["flow_id"], {CONF_URL: sim.url, CONF_TOKEN: sim.config.token, CONF_VERIFY_SSL: False}
+    )
+    await hass.async_block_till_done()
+    assert result["type"] is FlowResultType.ABORT
+    assert result["reason"] == "reconfigure_successful"
+    assert setup_entry.data[CONF_URL] == sim.url
+    assert setup_entry.data[CONF_VERIFY_SSL] is False
+
+
+async def test_reconfigure_error_then_wrong_site(
+    hass: HomeAssistant, sim: OpenNVRSimulator, setup_entry: MockConfigEntry
+) -> None:
+    result = await setup_entry.start_reconfigure_flow(hass)
+    result = await hass.config_entries.flow.async_configure(
+        result["flow_id"], {CONF_URL: sim.url, CONF_TOKEN: "onvr_bad00000_x", CONF_VERIFY_SSL: True}
+    )
+    assert result["errors"] == {"base": "invalid_auth"}
+
+    sim.config = replace(sim.config, site_id="another-site")
+    result = await hass.config_entries.flow.async_configure(
+        result["flow_id"], {CONF_URL: sim.url, CONF_TOKEN: sim.config.token, CONF_VERIFY_SSL: True}
+    )
+    assert result["type"] is FlowResultType.ABORT
+    assert result["reason"] == "wrong_site"
