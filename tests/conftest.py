@@ -5,4 +5,26 @@ testing config. Importing ours first makes Home Assistant find this integration 
 reporting "Integration not found" (see README, "Development").
 """
 
+from collections.abc import Generator
+from pathlib import Path
+
+import pytest
+
 import custom_components.opennvr_workflows  # noqa: F401  (import order matters, see above)
+from tests.fakes.brokers import Mosquitto, NatsServer, running
+
+
+@pytest.fixture
+def nats_server(socket_enabled: None, tmp_path: Path) -> Generator[NatsServer]:
+    """A real, anonymous nats-server on a free loopback port."""
+    with running(NatsServer(tmp_path)) as broker:
+        assert isinstance(broker, NatsServer)
+        yield broker
+
+
+@pytest.fixture
+def mosquitto(socket_enabled: None, tmp_path: Path) -> Generator[Mosquitto]:
+    """A real, anonymous mosquitto on a free loopback port."""
+    with running(Mosquitto(tmp_path)) as broker:
+        assert isinstance(broker, Mosquitto)
+        yield broker

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
-from homeassistant.const import CONF_TOKEN, CONF_URL, Platform
-from homeassistant.core import HomeAssistant
+from homeassistant.const import (
+    CONF_TOKEN,
+    CONF_URL,
+    EVENT_HOMEASSISTANT_STOP,
+    Platform,
+)
+from homeassistant.core import Event, HomeAssistant, callback
 from homeassistant.exceptions import (
     ConfigEntryAuthFailed,
     ConfigEntryError,
@@ -11,13 +16,24 @@ from homeassistant.exceptions import (
 )
 from homeassistant.helpers import config_validation as cv
 from homeassistant.helpers.typing import ConfigType
+from pyopennvr import OpenNVRError
 
-from .const import CONF_VERIFY_SSL, DOMAIN
+from .const import CONF_VERIFY_SSL, DOMAIN, LOGGER
+from .devices import async_register_site_device, async_remove_stale_cameras
+from .nvr.bridge import async_bridge_hub
 from .nvr.coordinator import CameraCoordinator
+from .nvr.hub import EventHub
+from .nvr.sources.factory import build_sources
 from .nvr_client import SiteCheckError, async_check_site
 from .runtime import OpenNVRConfigEntry, OpenNVRRuntime
 
-PLATFORMS: list[Platform] = [Platform.CAMERA]
+PLATFORMS: list[Platform] = [
+    Platform.BINARY_SENSOR,
+    Platform.CAMERA,
+    Platform.EVENT,
+    Platform.SELECT,
+    Platform.SENSOR,
+]
 CONFIG_SCHEMA = cv.config_entry_only_config_schema(DOMAIN)
 _TRANSIENT = frozenset({"cannot_connect", "ssl_error"})
 
@@ -28,7 +44,7 @@ async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
 
 
 async def async_setup_entry(hass: HomeAssistant, entry: OpenNVRConfigEntry) -> bool:
-    """Connect to the site, load its cameras, and set up the platforms."""
+    """Connect to the site, load its cameras, start the event sources, add the platforms."""
     try:
         site = await async_check_site(
             hass, entry.data[CONF_URL], entry.data[CONF_TOKEN], entry.data[CONF_VERIFY_SSL]
@@ -56,11 +72,48 @@ async def async_setup_entry(hass: HomeAssistant, entry: OpenNVRConfigEntry) -> b
         )
     cameras = CameraCoordinator(hass, entry, site.client)
     await cameras.async_config_entry_first_refresh()
-    entry.runtime_data = OpenNVRRuntime(client=site.client, info=site.info, cameras=cameras)
+    hub = EventHub()
+    runtime = OpenNVRRuntime(
+        client=site.client,
+        info=site.info,
+        cameras=cameras,
+        hub=hub,
+        settings=dict(entry.options),
+    )
+    entry.runtime_data = runtime
+    try:
+        runtime.site_mode = (await site.client.get_site_mode()).mode
+    except OpenNVRError as err:
+        # The token may lack settings.view; the websocket snapshot brings the mode anyway.
+        LOGGER.debug("Site mode not readable at setup: %s", err)
+
+    runtime.site_device_id = async_register_site_device(hass, entry)
+    entry.async_on_unload(
+        cameras.async_add_listener(lambda: async_remove_stale_cameras(hass, entry))
+    )
+    entry.async_on_unload(async_bridge_hub(hass, entry))
+
+    @callback
+    def _token_refused() -> None:
+        entry.async_start_reauth(hass)
+
+    runtime.sources = build_sources(
+        hass, runtime.settings, site.client, hub, on_auth_failed=_token_refused
+    )
     await hass.config_entries.async_forward_entry_setups(entry, PLATFORMS)
+
+    async def _stop_sources(_: Event | None = None) -> None:
+        for source in runtime.sources:
+            await source.stop()
+
+    for source in runtime.sources:
+        await source.start()
+    # Connections close on unload and when Home Assistant stops (it does not unload).
+    entry.async_on_unload(_stop_sources)
+    entry.async_on_unload(hass.bus.async_listen_once(EVENT_HOMEASSISTANT_STOP, _stop_sources))
     return True
 
 
 async def async_unload_entry(hass: HomeAssistant, entry: OpenNVRConfigEntry) -> bool:
-    """Unload the platforms; the shared HTTP session is Home Assistant's and stays open."""
+    """Unload the platforms; sources stop through ``async_on_unload``."""
     return await hass.config_entries.async_unload_platforms(entry, PLATFORMS)

@@ -11,8 +11,9 @@ from collections.abc import Mapping
 from typing import Any
 
 import voluptuous as vol
-from homeassistant.config_entries import ConfigFlow, ConfigFlowResult
+from homeassistant.config_entries import ConfigEntry, ConfigFlow, ConfigFlowResult
 from homeassistant.const import CONF_TOKEN, CONF_URL
+from homeassistant.core import callback
 from homeassistant.helpers.selector import (
     TextSelector,
     TextSelectorConfig,
@@ -20,7 +21,9 @@ from homeassistant.helpers.selector import (
 )
 
 from .const import CONF_VERIFY_SSL, DOMAIN, LOGGER, TITLE
+from .flow_steps import TransportAndAISteps
 from .nvr_client import CheckedSite, SiteCheckError, async_check_site
+from .options_flow import OpenNVRWorkflowsOptionsFlow
 
 _URL = TextSelector(TextSelectorConfig(type=TextSelectorType.URL))
 _TOKEN = TextSelector(TextSelectorConfig(type=TextSelectorType.PASSWORD))
@@ -43,11 +46,22 @@ def _normalise(user_input: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-class OpenNVRWorkflowsConfigFlow(ConfigFlow, domain=DOMAIN):
+class OpenNVRWorkflowsConfigFlow(TransportAndAISteps, ConfigFlow, domain=DOMAIN):
     """Add one OpenNVR site; its ``site_id`` is the entry's unique id."""
 
     VERSION = 1
     MINOR_VERSION = 1
+
+    def __init__(self) -> None:
+        self._data: dict[str, Any] = {}
+        self._collected: dict[str, Any] = {}
+        self._title = TITLE
+        self._models: list[str] = []
+
+    @staticmethod
+    @callback
+    def async_get_options_flow(config_entry: ConfigEntry) -> OpenNVRWorkflowsOptionsFlow:
+        return OpenNVRWorkflowsOptionsFlow()
 
     async def _check(
         self, data: Mapping[str, Any], errors: dict[str, str], placeholders: dict[str, str]
@@ -70,13 +84,26 @@ class OpenNVRWorkflowsConfigFlow(ConfigFlow, domain=DOMAIN):
             if site := await self._check(data, errors, placeholders):
                 await self.async_set_unique_id(site.info.site_id)
                 self._abort_if_unique_id_configured(updates={CONF_URL: data[CONF_URL]})
-                return self.async_create_entry(title=site.info.name or TITLE, data=data)
+                self._data = data
+                self._title = site.info.name or TITLE
+                return await self.async_step_transport()
         return self.async_show_form(
             step_id="user",
             data_schema=self.add_suggested_values_to_schema(USER_SCHEMA, user_input or {}),
             errors=errors,
             description_placeholders=placeholders,
         )
+
+    # ── after the site: event transport, then Ollama (TransportAndAISteps) ──
+
+    async def _transport_done(self) -> ConfigFlowResult:
+        return await self.async_step_ollama()
+
+    async def _ai_done(self) -> ConfigFlowResult:
+        return self._create()
+
+    def _create(self) -> ConfigFlowResult:
+        return self.async_create_entry(title=self._title, data=self._data, options=self._collected)
 
     async def async_step_reauth(self, entry_data: Mapping[str, Any]) -> ConfigFlowResult:
         return await self.async_step_reauth_confirm()

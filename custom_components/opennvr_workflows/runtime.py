@@ -2,21 +2,32 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
 from homeassistant.config_entries import ConfigEntry
 from pyopennvr import OpenNVRClient, SystemInfo
 
 from .nvr.coordinator import CameraCoordinator
+from .nvr.hub import EventHub
+from .nvr.sources.base import EventSource
 
 
 @dataclass(slots=True)
 class OpenNVRRuntime:
-    """The site's client, what it said about itself at setup, and the camera coordinator."""
+    """The site's client and what it said about itself at setup, the camera coordinator,
+    the event hub and its sources, and the live state that events push."""
 
     client: OpenNVRClient
     info: SystemInfo
     cameras: CameraCoordinator
+    hub: EventHub
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    sources: list[EventSource] = field(default_factory=list)
+    site_mode: str | None = None
+    #: The site's device registry id: camera devices come "via" it.
+    site_device_id: str = ""
 
 
 type OpenNVRConfigEntry = ConfigEntry[OpenNVRRuntime]

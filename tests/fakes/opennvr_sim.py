@@ -186,7 +186,8 @@ class OpenNVRSimulator:
     ) -> None:
         """Serve on ``host:port`` (0: any free port), over TLS when given a context."""
         self._scheme = "https" if ssl_context else "http"
-        self._runner = web.AppRunner(self.build_app(), access_log=None)
+        # A short shutdown: a test that stops the "NVR" must not wait for open handlers.
+        self._runner = web.AppRunner(self.build_app(), access_log=None, shutdown_timeout=0.5)
         await self._runner.setup()
         site = web.TCPSite(self._runner, host, port, ssl_context=ssl_context)
         await site.start()
@@ -285,13 +286,13 @@ class OpenNVRSimulator:
         mode = body.get("mode")
         if mode not in SITE_MODES:
             return web.json_response({"detail": f"unknown mode {mode!r}"}, status=422)
-        self.site_mode = {
-            "mode": mode,
-            "changed_at": _iso(_now()),
-            "changed_by": "token:home-assistant",
-        }
-        await self._broadcast({"event_type": "site_mode", **self.site_mode})
+        await self.set_site_mode(mode, by="token:home-assistant")
         return web.json_response({**self.site_mode, "modes": list(SITE_MODES)})
+
+    async def set_site_mode(self, mode: str, *, by: str = "user:admin") -> None:
+        """Change the mode (as OpenNVR's UI would) and push a ``site_mode`` frame."""
+        self.site_mode = {"mode": mode, "changed_at": _iso(_now()), "changed_by": by}
+        await self._broadcast({"event_type": "site_mode", **self.site_mode})
 
     # ── cameras ──────────────────────────────────────────────────────────
 
@@ -601,6 +602,7 @@ class OpenNVRSimulator:
         self._tickets.discard(ticket)
         ws = web.WebSocketResponse()
         await ws.prepare(request)
+        self._sockets.add(ws)  # before anything is sent, so stop() always finds it
         await ws.send_json(
             {"v": 2, "event_type": "subscribed", "epoch": self.epoch, "seq": self.seq}
         )
@@ -615,7 +617,6 @@ class OpenNVRSimulator:
                 await ws.send_json(frame)
         else:
             await ws.send_json(self._snapshot_frame(resync=since is not None))
-        self._sockets.add(ws)
         try:
             async for msg in ws:
                 if msg.type == WSMsgType.ERROR:

@@ -10,7 +10,15 @@ from homeassistant.const import CONF_TOKEN, CONF_URL
 from homeassistant.core import HomeAssistant
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
-from custom_components.opennvr_workflows.const import CONF_VERIFY_SSL, DOMAIN
+from custom_components.opennvr_workflows.const import (
+    CONF_AI_ENABLED,
+    CONF_OLLAMA_URL,
+    CONF_TRANSPORT,
+    CONF_VERIFY_SSL,
+    DOMAIN,
+    TRANSPORT_WEBSOCKET,
+)
+from tests.fakes.ollama_server import FakeOllama
 from tests.fakes.opennvr_sim import OpenNVRSimulator, SimConfig
 
 
@@ -34,18 +42,42 @@ async def sim(sim_config: SimConfig, socket_enabled: None) -> AsyncGenerator[Ope
     await simulator.stop()
 
 
+@pytest.fixture
+async def ollama(socket_enabled: None) -> AsyncGenerator[FakeOllama]:
+    """The Ollama-API fake on a real loopback port."""
+    async with FakeOllama() as server:
+        yield server
+
+
 def entry_data(sim: OpenNVRSimulator) -> dict[str, Any]:
     return {CONF_URL: sim.url, CONF_TOKEN: sim.config.token, CONF_VERIFY_SSL: True}
 
 
+#: Options of an entry on the events websocket, with AI skipped.
+WEBSOCKET_OPTIONS: dict[str, Any] = {
+    CONF_TRANSPORT: TRANSPORT_WEBSOCKET,
+    CONF_OLLAMA_URL: "http://127.0.0.1:9",
+    CONF_AI_ENABLED: False,
+}
+
+
 @pytest.fixture
-def config_entry(hass: HomeAssistant, sim: OpenNVRSimulator) -> MockConfigEntry:
+def entry_options() -> dict[str, Any]:
+    """Override to set the entry's options."""
+    return dict(WEBSOCKET_OPTIONS)
+
+
+@pytest.fixture
+def config_entry(
+    hass: HomeAssistant, sim: OpenNVRSimulator, entry_options: dict[str, Any]
+) -> MockConfigEntry:
     """An entry for the simulated site, added to hass but not set up."""
     entry = MockConfigEntry(
         domain=DOMAIN,
         title=sim.config.name,
         unique_id=sim.config.site_id,
         data=entry_data(sim),
+        options=entry_options,
     )
     entry.add_to_hass(hass)
     return entry

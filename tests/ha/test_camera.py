@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
 from io import BytesIO
 
 import pytest
@@ -11,14 +10,10 @@ from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import HomeAssistantError
 from homeassistant.helpers import device_registry as dr
 from homeassistant.helpers import entity_registry as er
-from homeassistant.util import dt as dt_util
 from PIL import Image
-from pytest_homeassistant_custom_component.common import (
-    MockConfigEntry,
-    async_fire_time_changed,
-)
+from pytest_homeassistant_custom_component.common import MockConfigEntry
 
-from custom_components.opennvr_workflows.const import CAMERA_POLL_SECONDS, DOMAIN
+from custom_components.opennvr_workflows.const import DOMAIN
 from tests.fakes.opennvr_sim import OpenNVRSimulator, SimCamera
 
 FRONT_DOOR = "camera.porch_front_door"
@@ -33,10 +28,10 @@ def _camera_entity(hass: HomeAssistant, sim: OpenNVRSimulator, camera_id: int) -
     return entity_id
 
 
-async def _next_poll(hass: HomeAssistant) -> None:
-    """Move time past the next camera poll and wait for it (it runs as a background task)."""
-    async_fire_time_changed(hass, dt_util.utcnow() + timedelta(seconds=CAMERA_POLL_SECONDS + 1))
-    await hass.async_block_till_done(wait_background_tasks=True)
+async def _next_poll(hass: HomeAssistant, entry: MockConfigEntry) -> None:
+    """Run the camera poll now, as its timer would."""
+    await entry.runtime_data.cameras.async_refresh()
+    await hass.async_block_till_done()
 
 
 async def test_one_camera_and_device_per_nvr_camera(
@@ -88,13 +83,13 @@ async def test_offline_camera_is_unavailable_and_has_no_image(
 ) -> None:
     entity_id = _camera_entity(hass, sim, 3)
     await sim.set_camera_online(3, False)
-    await _next_poll(hass)
+    await _next_poll(hass, setup_entry)
     assert hass.states.get(entity_id).state == "unavailable"
     with pytest.raises(HomeAssistantError):
         await async_get_image(hass, entity_id)
 
     await sim.set_camera_online(3, True)
-    await _next_poll(hass)
+    await _next_poll(hass, setup_entry)
     assert hass.states.get(entity_id).state != "unavailable"
 
 
@@ -102,7 +97,7 @@ async def test_camera_added_in_opennvr_appears_without_restart(
     hass: HomeAssistant, sim: OpenNVRSimulator, setup_entry: MockConfigEntry
 ) -> None:
     sim.config.cameras.append(SimCamera(7, "Garage", "garage"))
-    await _next_poll(hass)
+    await _next_poll(hass, setup_entry)
     entity_id = _camera_entity(hass, sim, 7)
     assert hass.states.get(entity_id).state != "unavailable"
 
@@ -112,6 +107,6 @@ async def test_nvr_down_makes_cameras_unavailable(
 ) -> None:
     port = sim.port
     await sim.stop()
-    await _next_poll(hass)
+    await _next_poll(hass, setup_entry)
     assert hass.states.get(_camera_entity(hass, sim, 1)).state == "unavailable"
     await sim.start(port=port)

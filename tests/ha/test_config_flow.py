@@ -12,7 +12,19 @@ from homeassistant.core import HomeAssistant
 from homeassistant.data_entry_flow import FlowResultType
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
-from custom_components.opennvr_workflows.const import CONF_VERIFY_SSL, DOMAIN
+from custom_components.opennvr_workflows.const import (
+    CONF_AI_ENABLED,
+    CONF_HARDWARE,
+    CONF_OLLAMA_URL,
+    CONF_TEXT_MODEL,
+    CONF_TRANSPORT,
+    CONF_VERIFY_SSL,
+    CONF_VISION_MODEL,
+    DOMAIN,
+    TRANSPORT_WEBSOCKET,
+)
+from custom_components.opennvr_workflows.flow_steps import CONF_SKIP_AI
+from tests.fakes.ollama_server import FakeOllama
 from tests.fakes.opennvr_sim import OpenNVRSimulator
 from tests.fakes.tls import self_signed_context
 
@@ -26,11 +38,45 @@ async def _start_flow(hass: HomeAssistant) -> str:
     return result["flow_id"]
 
 
-async def test_user_flow_creates_entry(hass: HomeAssistant, sim: OpenNVRSimulator) -> None:
+async def _site_step(hass: HomeAssistant, sim: OpenNVRSimulator) -> dict:
+    """Start a flow and pass the site step; returns the next step (transport)."""
     flow_id = await _start_flow(hass)
     result = await hass.config_entries.flow.async_configure(
         flow_id,
         {CONF_URL: sim.url + "/", CONF_TOKEN: f" {sim.config.token} ", CONF_VERIFY_SSL: True},
+    )
+    assert result["step_id"] == "transport"
+    return result
+
+
+async def _skip_ai(hass: HomeAssistant, flow_id: str) -> dict:
+    result = await hass.config_entries.flow.async_configure(
+        flow_id, {CONF_OLLAMA_URL: "http://127.0.0.1:9", CONF_SKIP_AI: True}
+    )
+    await hass.async_block_till_done()
+    return result
+
+
+async def test_full_flow_websocket_and_ollama(
+    hass: HomeAssistant, sim: OpenNVRSimulator, ollama: FakeOllama
+) -> None:
+    result = await _site_step(hass, sim)
+    result = await hass.config_entries.flow.async_configure(
+        result["flow_id"], {CONF_TRANSPORT: TRANSPORT_WEBSOCKET}
+    )
+    assert result["step_id"] == "ollama"
+    result = await hass.config_entries.flow.async_configure(
+        result["flow_id"], {CONF_OLLAMA_URL: ollama.url + "/", CONF_SKIP_AI: False}
+    )
+    assert result["step_id"] == "models"
+    # The model lists come from the server.
+    schema = result["data_schema"].schema
+    vision_selector = next(v for k, v in schema.items() if k == CONF_VISION_MODEL)
+    assert set(vision_selector.config["options"]) == set(ollama.models)
+
+    result = await hass.config_entries.flow.async_configure(
+        result["flow_id"],
+        {CONF_VISION_MODEL: "qwen2.5vl:3b", CONF_TEXT_MODEL: "qwen3:1.7b", CONF_HARDWARE: "gpu"},
     )
     await hass.async_block_till_done()
 
@@ -38,9 +84,64 @@ async def test_user_flow_creates_entry(hass: HomeAssistant, sim: OpenNVRSimulato
     assert result["title"] == sim.config.name
     assert result["data"] == entry_data(sim)  # URL and token normalised
     assert result["result"].unique_id == sim.config.site_id
-    # The entry was set up: one camera entity per simulated camera, with a live image.
+    assert result["options"] == {
+        CONF_TRANSPORT: TRANSPORT_WEBSOCKET,
+        CONF_OLLAMA_URL: ollama.url,
+        CONF_VISION_MODEL: "qwen2.5vl:3b",
+        CONF_TEXT_MODEL: "qwen3:1.7b",
+        CONF_HARDWARE: "gpu",
+        CONF_AI_ENABLED: True,
+    }
+    # The entry was set up: one camera entity per simulated camera.
     cams = hass.states.async_entity_ids("camera")
     assert len(cams) == len(sim.config.cameras)
+
+
+async def test_model_without_vision_is_refused(
+    hass: HomeAssistant, sim: OpenNVRSimulator, ollama: FakeOllama
+) -> None:
+    result = await _site_step(hass, sim)
+    result = await hass.config_entries.flow.async_configure(
+        result["flow_id"], {CONF_TRANSPORT: TRANSPORT_WEBSOCKET}
+    )
+    result = await hass.config_entries.flow.async_configure(
+        result["flow_id"], {CONF_OLLAMA_URL: ollama.url, CONF_SKIP_AI: False}
+    )
+    result = await hass.config_entries.flow.async_configure(
+        result["flow_id"],
+        {CONF_VISION_MODEL: "gemma3:1b", CONF_TEXT_MODEL: "qwen3:1.7b", CONF_HARDWARE: "cpu"},
+    )
+    assert result["errors"] == {CONF_VISION_MODEL: "model_no_vision"}
+    assert result["description_placeholders"]["model"] == "gemma3:1b"
+
+    result = await hass.config_entries.flow.async_configure(
+        result["flow_id"],
+        {CONF_VISION_MODEL: "llava:7b", CONF_TEXT_MODEL: "qwen3:1.7b", CONF_HARDWARE: "cpu"},
+    )
+    assert result["errors"] == {CONF_VISION_MODEL: "model_model_not_found"}
+
+
+async def test_unreachable_ollama_can_be_skipped(
+    hass: HomeAssistant, sim: OpenNVRSimulator, ollama: FakeOllama
+) -> None:
+    url = ollama.url
+    await ollama.stop()
+    result = await _site_step(hass, sim)
+    result = await hass.config_entries.flow.async_configure(
+        result["flow_id"], {CONF_TRANSPORT: TRANSPORT_WEBSOCKET}
+    )
+    result = await hass.config_entries.flow.async_configure(
+        result["flow_id"], {CONF_OLLAMA_URL: url, CONF_SKIP_AI: False}
+    )
+    assert result["errors"] == {"base": "ollama_cannot_connect"}
+
+    result = await _skip_ai(hass, result["flow_id"])
+    assert result["type"] is FlowResultType.CREATE_ENTRY
+    assert result["options"] == {
+        CONF_TRANSPORT: TRANSPORT_WEBSOCKET,
+        CONF_OLLAMA_URL: "http://127.0.0.1:9",
+        CONF_AI_ENABLED: False,
+    }
 
 
 @pytest.mark.parametrize(
@@ -86,7 +187,7 @@ async def test_user_flow_cannot_connect_then_recovers(
     result = await hass.config_entries.flow.async_configure(
         flow_id, {CONF_URL: sim.url, CONF_TOKEN: sim.config.token, CONF_VERIFY_SSL: True}
     )
-    assert result["type"] is FlowResultType.CREATE_ENTRY
+    assert result["step_id"] == "transport"
 
 
 async def test_user_flow_not_opennvr(hass: HomeAssistant, sim: OpenNVRSimulator) -> None:
@@ -122,7 +223,11 @@ async def test_self_signed_certificate(hass: HomeAssistant, sim: OpenNVRSimulato
     result = await hass.config_entries.flow.async_configure(
         flow_id, {CONF_URL: sim.url, CONF_TOKEN: sim.config.token, CONF_VERIFY_SSL: False}
     )
-    await hass.async_block_till_done()
+    assert result["step_id"] == "transport"
+    result = await hass.config_entries.flow.async_configure(
+        flow_id, {CONF_TRANSPORT: TRANSPORT_WEBSOCKET}
+    )
+    result = await _skip_ai(hass, flow_id)
     assert result["type"] is FlowResultType.CREATE_ENTRY
     assert result["data"][CONF_VERIFY_SSL] is False
     loop.set_exception_handler(previous)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
-from homeassistant.core import HomeAssistant
+from homeassistant.core import HomeAssistant, callback
 from homeassistant.exceptions import ConfigEntryAuthFailed
 from homeassistant.helpers.update_coordinator import DataUpdateCoordinator, UpdateFailed
 from pyopennvr import Camera, OpenNVRAuthError, OpenNVRClient, OpenNVRError
@@ -46,6 +46,23 @@ class CameraCoordinator(DataUpdateCoordinator[dict[int, Camera]]):
             update_interval=timedelta(seconds=CAMERA_POLL_SECONDS),
         )
         self.client = client
+        #: Online state pushed by events since the last poll; a poll starts it afresh, so
+        #: a status pushed before a lost connection cannot outlive what the poll says.
+        self.pushed_online: dict[int, bool] = {}
+
+    def is_online(self, camera_id: int) -> bool:
+        """Pushed status when there is one, else what the last poll said."""
+        if (pushed := self.pushed_online.get(camera_id)) is not None:
+            return pushed
+        camera = self.data.get(camera_id) if self.data else None
+        return camera is not None and camera_online(camera)
+
+    @callback
+    def async_set_pushed_online(self, camera_id: int, online: bool) -> None:
+        """An event said the camera went on- or offline: update entities now."""
+        if self.pushed_online.get(camera_id) != online:
+            self.pushed_online[camera_id] = online
+            self.async_update_listeners()
 
     async def _async_update_data(self) -> dict[int, Camera]:
         try:
@@ -60,4 +77,5 @@ class CameraCoordinator(DataUpdateCoordinator[dict[int, Camera]]):
                 translation_key="update_failed",
                 translation_placeholders={"error": str(err)},
             ) from err
+        self.pushed_online.clear()
         return {camera.id: camera for camera in cameras}

@@ -1,0 +1,77 @@
+"""Look's input: the camera picture now, a few frames over a few seconds, or text.
+
+Pictures come through the NVR read port and are prepared once (downscaled, JPEG). Each
+fetch is a trace row, so a run shows which picture the model saw and a failed fetch is
+visible as the reason a decision had no evidence.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from opennvr_app_sdk.agent import TraceRow
+
+from .context import DEFAULT_FRAMES, AIStepContext
+from .images import ImageError, prepare_image
+from .ports import NvrReadError
+
+MAX_FRAMES = 8
+
+
+@dataclass
+class LookInput:
+    """What a Look call is shown: prepared JPEGs, text for the data block, and the trace
+    rows of the fetches. ``wanted`` is how many pictures the step asked for."""
+
+    images: list[bytes] = field(default_factory=list)
+    text: str | None = None
+    rows: list[TraceRow] = field(default_factory=list)
+    wanted: int = 0
+
+
+async def gather_pictures(ctx: AIStepContext, camera: str | None, count: int) -> LookInput:
+    """``count`` pictures from ``camera``, ``ctx.frame_interval_s`` apart."""
+    out = LookInput(wanted=count)
+    name = "frames" if count > 1 else "picture"
+    for i in range(count):
+        if i:
+            await ctx.sleep(ctx.frame_interval_s)
+        started, t0 = time.time(), ctx.clock()
+        try:
+            if camera is None:
+                raise NvrReadError("the step has no camera: the trigger named none")
+            raw = await ctx.nvr.snapshot(camera)
+            jpeg = prepare_image(raw, ctx.image_size)
+        except (NvrReadError, ImageError) as err:
+            out.rows.append(_row(name, camera, i, "failed", str(err), started, ctx, t0))
+            continue
+        out.images.append(jpeg)
+        out.rows.append(_row(name, camera, i, "ok", f"{len(jpeg)} bytes JPEG", started, ctx, t0))
+    return out
+
+
+def frame_count(frames: int | None) -> int:
+    return max(2, min(frames or DEFAULT_FRAMES, MAX_FRAMES))
+
+
+def _row(
+    name: str,
+    camera: str | None,
+    index: int,
+    status: str,
+    result: str,
+    started: float,
+    ctx: AIStepContext,
+    t0: float,
+) -> TraceRow:
+    return TraceRow(
+        kind="tool",
+        name=name,
+        status=status,  # type: ignore[arg-type]
+        started_at=started,
+        ms=int((ctx.clock() - t0) * 1000),
+        args_asked={"camera": camera, "frame": index},
+        result=result,
+        mode="auto",
+    )

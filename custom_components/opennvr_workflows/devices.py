@@ -1,0 +1,37 @@
+"""Device registry housekeeping: the site device, and removing cameras OpenNVR dropped."""
+
+from __future__ import annotations
+
+from homeassistant.core import HomeAssistant, callback
+from homeassistant.helpers import device_registry as dr
+
+from .const import DOMAIN, LOGGER
+from .entity import camera_device_id, site_device_info
+from .runtime import OpenNVRConfigEntry
+
+
+@callback
+def async_register_site_device(hass: HomeAssistant, entry: OpenNVRConfigEntry) -> str:
+    """Create the site device first, so cameras can name it as the device they come via;
+    returns its device id."""
+    return (
+        dr.async_get(hass)
+        .async_get_or_create(config_entry_id=entry.entry_id, **site_device_info(entry))
+        .id
+    )
+
+
+@callback
+def async_remove_stale_cameras(hass: HomeAssistant, entry: OpenNVRConfigEntry) -> None:
+    """Remove the devices (and so the entities) of cameras no longer in OpenNVR."""
+    registry = dr.async_get(hass)
+    runtime = entry.runtime_data
+    site_id = runtime.info.site_id
+    current = {camera_device_id(site_id, cid) for cid in runtime.cameras.data}
+    site = (DOMAIN, site_id)
+    for device in dr.async_entries_for_config_entry(registry, entry.entry_id):
+        ours = {ident for ident in device.identifiers if ident[0] == DOMAIN}
+        if not ours or site in ours or ours & current:
+            continue
+        LOGGER.info("Camera %s was removed from OpenNVR; removing its device", device.name)
+        registry.async_update_device(device.id, remove_config_entry_id=entry.entry_id)

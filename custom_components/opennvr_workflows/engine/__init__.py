@@ -1,0 +1,72 @@
+"""The durable workflow engine (no Home Assistant imports).
+
+Events in (:class:`NvrEvent`), runs out through the host's :class:`Effects`
+and the :class:`AiPort`; every run, step, tool call and approval in one SQLite
+file. :mod:`.testing` holds in-memory fakes of the ports that the engine's
+tests, the benchmark and the Home Assistant tests share.
+"""
+
+from .engine import Engine
+from .errors import (
+    EngineError,
+    StoreCorruptError,
+    StoreError,
+    StoreLockedError,
+    StoreVersionError,
+    UnknownApprovalError,
+    UnknownRunError,
+    UnknownWorkflowError,
+)
+from .events import NvrEvent
+from .limits import LimitSettings
+from .ports import (
+    ActionRequest,
+    AiBudget,
+    AiContext,
+    AiPort,
+    AiResult,
+    AiSuspended,
+    AlertRequest,
+    ApprovalRequest,
+    Clock,
+    Effects,
+    ProviderUnavailable,
+    RunContext,
+    SystemClock,
+)
+from .records import ApprovalRecord, EngineStats, EngineUpdate, WorkflowStatus
+from .trust import Accuracy, cap_severity, wilson_interval
+
+__all__ = [
+    "Accuracy",
+    "ActionRequest",
+    "AiBudget",
+    "AiContext",
+    "AiPort",
+    "AiResult",
+    "AiSuspended",
+    "AlertRequest",
+    "ApprovalRecord",
+    "ApprovalRequest",
+    "Clock",
+    "Effects",
+    "Engine",
+    "EngineError",
+    "EngineStats",
+    "EngineUpdate",
+    "LimitSettings",
+    "NvrEvent",
+    "ProviderUnavailable",
+    "RunContext",
+    "StoreCorruptError",
+    "StoreError",
+    "StoreLockedError",
+    "StoreVersionError",
+    "SystemClock",
+    "UnknownApprovalError",
+    "UnknownRunError",
+    "UnknownWorkflowError",
+    "WorkflowStatus",
+    "cap_severity",
+    "wilson_interval",
+]

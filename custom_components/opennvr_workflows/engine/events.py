@@ -1,0 +1,133 @@
+"""The one event shape every trigger source produces.
+
+OpenNVR's websocket, NATS and MQTT sources, the scheduler, buttons, Assist
+messages and the engine itself (alerts a run raised) all arrive here as an
+:class:`NvrEvent`. Normalising at the edge keeps the trigger index to plain
+dictionary look-ups on a few well-known fields, and lets a loop between two
+workflows be cut by reading one tuple (``chain``) instead of every payload.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from types import MappingProxyType
+from typing import Any, Final, Literal
+
+EventSource = Literal["websocket", "nats", "mqtt", "schedule", "button", "assist", "engine"]
+
+#: Event kinds the trigger index knows. Sources may use others; they simply
+#: match no trigger (and cost one dictionary miss).
+KNOWN_KINDS: Final = frozenset(
+    {
+        "alert",
+        "event",
+        "camera_offline",
+        "camera_online",
+        "schedule",
+        "button",
+        "message",
+    }
+)
+
+_EMPTY: Final[Mapping[str, Any]] = MappingProxyType({})
+
+
+@dataclass(frozen=True, slots=True)
+class NvrEvent:
+    """A normalised trigger event.
+
+    ``kind`` is the broad family ("alert", "event", "camera_offline", ...);
+    ``type`` is the specific alert or contracted event type within it (an
+    app's alert type such as ``"intrusion"``, or a contract name such as
+    ``"plate.recognized.v1"``); for ``schedule``/``button``/``message`` it may
+    name the workflow the event is for. ``app`` is the alert's source app.
+    A message's text and sender go in ``payload["message"]`` and
+    ``payload["user"]``; an event's contracted fields in ``payload``.
+
+    ``chain`` is the tuple of correlation ids of the workflow runs that caused
+    this event, oldest first: an alert a run raised carries its run's chain
+    plus the run's own id. Its length is the event's chain depth; the engine
+    refuses to start a run deeper than the workflow's limit and a workflow
+    ignores events whose last link is one of its own runs.
+    """
+
+    kind: str
+    source: EventSource
+    time: datetime
+    type: str | None = None
+    camera_id: str | None = None
+    camera_role: str | None = None
+    alert_id: str | None = None
+    app: str | None = None
+    severity: str | None = None
+    title: str | None = None
+    labels: frozenset[str] = frozenset()
+    plate: str | None = None
+    track_id: str | None = None
+    correlation_id: str | None = None
+    chain: tuple[str, ...] = ()
+    payload: Mapping[str, Any] = field(default=_EMPTY)
+
+    def __post_init__(self) -> None:
+        if self.time.tzinfo is None:
+            raise ValueError("NvrEvent.time must be timezone-aware")
+        if not isinstance(self.labels, frozenset):
+            object.__setattr__(self, "labels", frozenset(self.labels))
+        if not isinstance(self.chain, tuple):
+            object.__setattr__(self, "chain", tuple(self.chain))
+
+    @property
+    def depth(self) -> int:
+        """How many workflow runs led to this event (0: it came from the world)."""
+        return len(self.chain)
+
+    def summary(self) -> dict[str, Any]:
+        """A JSON-safe record of the event, stored as a run's trigger."""
+        out: dict[str, Any] = {"kind": self.kind, "source": self.source}
+        out["time"] = self.time.isoformat()
+        for name in (
+            "type",
+            "camera_id",
+            "camera_role",
+            "alert_id",
+            "app",
+            "severity",
+            "title",
+            "plate",
+            "track_id",
+            "correlation_id",
+        ):
+            value = getattr(self, name)
+            if value is not None:
+                out[name] = value
+        if self.labels:
+            out["labels"] = sorted(self.labels)
+        if self.chain:
+            out["chain"] = list(self.chain)
+        if self.payload:
+            out["payload"] = dict(self.payload)
+        return out
+
+    @classmethod
+    def from_summary(cls, data: Mapping[str, Any]) -> NvrEvent:
+        """Rebuild an event from :meth:`summary` (used when a run resumes)."""
+        return cls(
+            kind=str(data["kind"]),
+            source=data.get("source", "engine"),
+            time=datetime.fromisoformat(str(data["time"])),
+            type=data.get("type"),
+            camera_id=data.get("camera_id"),
+            camera_role=data.get("camera_role"),
+            alert_id=data.get("alert_id"),
+            app=data.get("app"),
+            severity=data.get("severity"),
+            title=data.get("title"),
+            labels=frozenset(data.get("labels", ())),
+            plate=data.get("plate"),
+            track_id=data.get("track_id"),
+            correlation_id=data.get("correlation_id"),
+            chain=tuple(data.get("chain", ())),
+            payload=MappingProxyType(dict(data.get("payload", {}))),
+        )

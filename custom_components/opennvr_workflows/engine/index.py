@@ -1,0 +1,142 @@
+"""Find the workflows an event may start, by dictionary look-up.
+
+Every On or Test workflow's trigger is filed under ``(kind, type, camera
+role)``, with ``None`` standing for "any". An event is looked up under at most
+four keys (its type and role, each or "any"), so the cost of an event that
+starts nothing does not grow with the number of workflows: with 200 cameras
+and 50 workflows most events miss every key. The few candidates found are then
+checked against what a key cannot express (the app, a minimum severity, payload
+matches, words in a message).
+
+Schedules are not here: they are due-time rows (see :mod:`.schedule`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Final
+
+from ..workflow import model
+from .events import NvrEvent
+from .ports import SEVERITIES
+
+_Key = tuple[str, str | None, str | None]
+_NO_CANDIDATES: Final[tuple[Candidate, ...]] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A workflow whose trigger is filed under a key the event hit."""
+
+    workflow_id: str
+    trigger: model.Trigger
+
+
+def trigger_keys(workflow_id: str, trigger: model.Trigger) -> list[_Key]:
+    """The index keys a trigger is filed under (none for schedules and for
+    triggers this integration does not support)."""
+    match trigger:
+        case model.AlertTrigger(alert_type=alert_type, cameras=cameras):
+            return [("alert", alert_type, role) for role in (cameras or (None,))]
+        case model.EventTrigger(event=event, cameras=cameras):
+            return [("event", event, role) for role in (cameras or (None,))]
+        case model.CameraOfflineTrigger(cameras=cameras):
+            return [("camera_offline", None, role) for role in (cameras or (None,))]
+        case model.ButtonTrigger():
+            return [("button", workflow_id, None)]
+        case model.MessageTrigger():
+            return [("message", None, None)]
+        case _:
+            return []
+
+
+def residual_match(candidate: Candidate, event: NvrEvent) -> bool:
+    """What the key cannot say: does the event still fit the trigger?"""
+    match candidate.trigger:
+        case model.AlertTrigger(app=app, min_severity=min_severity):
+            if app is not None and event.app != app:
+                return False
+            if min_severity is not None:
+                if event.severity not in SEVERITIES:
+                    return False
+                return SEVERITIES.index(event.severity) >= SEVERITIES.index(min_severity)
+            return True
+        case model.EventTrigger(match=wanted):
+            for name, allowed in wanted.items():
+                value = event.payload.get(name)
+                if value is None or str(value) not in allowed:
+                    return False
+            return True
+        case model.MessageTrigger(contains=words):
+            if event.type is not None and event.type != candidate.workflow_id:
+                return False
+            if not words:
+                return True
+            text = str(event.payload.get("message", "")).casefold()
+            return any(word.casefold() in text for word in words)
+        case _:
+            return True
+
+
+class TriggerIndex:
+    """The index over the workflows that may start runs (On and Test)."""
+
+    __slots__ = ("_by_key", "_keys_of")
+
+    def __init__(self) -> None:
+        self._by_key: dict[_Key, tuple[Candidate, ...]] = {}
+        self._keys_of: dict[str, list[_Key]] = {}
+
+    def __len__(self) -> int:
+        return len(self._keys_of)
+
+    def put(self, workflow_id: str, trigger: model.Trigger) -> None:
+        """File (or re-file) a workflow's trigger."""
+        self.remove(workflow_id)
+        keys = trigger_keys(workflow_id, trigger)
+        candidate = Candidate(workflow_id, trigger)
+        for key in keys:
+            self._by_key[key] = (*self._by_key.get(key, ()), candidate)
+        self._keys_of[workflow_id] = keys
+
+    def remove(self, workflow_id: str) -> None:
+        for key in self._keys_of.pop(workflow_id, ()):
+            left = tuple(c for c in self._by_key.get(key, ()) if c.workflow_id != workflow_id)
+            if left:
+                self._by_key[key] = left
+            else:
+                self._by_key.pop(key, None)
+
+    def candidates(self, event: NvrEvent) -> tuple[Candidate, ...]:
+        """The workflows whose key the event hits (before the residual check)."""
+        by_key = self._by_key
+        kind, type_, role = event.kind, event.type, event.camera_role
+        exact = by_key.get((kind, type_, role), _NO_CANDIDATES)
+        any_role = by_key.get((kind, type_, None), _NO_CANDIDATES) if role is not None else ()
+        any_type = by_key.get((kind, None, role), _NO_CANDIDATES) if type_ is not None else ()
+        anything = (
+            by_key.get((kind, None, None), _NO_CANDIDATES)
+            if type_ is not None or role is not None
+            else ()
+        )
+        if not (any_role or any_type or anything):
+            return exact
+        return _unique((*exact, *any_role, *any_type, *anything))
+
+    def match(self, event: NvrEvent) -> list[Candidate]:
+        """The workflows the event fits."""
+        found = self.candidates(event)
+        if not found:
+            return []
+        return [c for c in found if residual_match(c, event)]
+
+
+def _unique(candidates: Iterable[Candidate]) -> tuple[Candidate, ...]:
+    seen: set[str] = set()
+    out: list[Candidate] = []
+    for c in candidates:
+        if c.workflow_id not in seen:
+            seen.add(c.workflow_id)
+            out.append(c)
+    return tuple(out)

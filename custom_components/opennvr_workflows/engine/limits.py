@@ -1,0 +1,136 @@
+"""A workflow's limits: cooldown, one run at a time, runs and AI calls per hour.
+
+RFC section 2's defaults: cooldown 1 minute per camera, one run at a time per
+camera (or per plate or track), 30 runs an hour, 60 AI calls an hour, chain
+depth 3. These decisions sit on the hot path of every matching event, so the
+state is in memory (dictionaries and short deques) and is rebuilt from the run
+database when the engine starts: the runs and model calls of the last hour
+are the durable record the counters are derived from.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Final, Literal
+
+OneAtATime = Literal["camera", "track", "plate"]
+HOUR: Final = 3600.0
+
+
+@dataclass(frozen=True, slots=True)
+class LimitSettings:
+    """One workflow's limits, with the RFC's defaults."""
+
+    cooldown_s: float = 60.0
+    one_at_a_time: OneAtATime = "camera"
+    per_hour: int = 30
+    ai_per_hour: int = 60
+    max_depth: int = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What to do with a matching trigger.
+
+    ``action`` is ``"start"`` (a new run), ``"join"`` (a run for the same
+    camera, track or plate is still going: count it as seen again on
+    ``run_id``) or ``"drop"`` (with ``reason``: cooldown, per_hour,
+    chain_depth, own_event)."""
+
+    action: Literal["start", "join", "drop"]
+    reason: str | None = None
+    run_id: str | None = None
+
+
+START: Final = Verdict("start")
+
+
+class WorkflowLimiter:
+    """The limit state of one workflow. Times are epoch seconds."""
+
+    __slots__ = ("_ai_calls", "_starts", "active", "last_start", "settings")
+
+    def __init__(self, settings: LimitSettings) -> None:
+        self.settings = settings
+        self.active: dict[str, str] = {}
+        self.last_start: dict[str, float] = {}
+        self._starts: deque[float] = deque()
+        self._ai_calls: deque[float] = deque()
+
+    def check(self, key: str, depth: int, now: float) -> Verdict:
+        """Decide for a trigger whose run would have chain ``depth``
+        (1 for an event from the world). Does not record anything."""
+        s = self.settings
+        if depth > s.max_depth:
+            return Verdict("drop", "chain_depth")
+        run_id = self.active.get(key)
+        if run_id is not None:
+            return Verdict("join", run_id=run_id)
+        last = self.last_start.get(key)
+        if last is not None and now - last < s.cooldown_s:
+            return Verdict("drop", "cooldown")
+        if _count(self._starts, now) >= s.per_hour:
+            return Verdict("drop", "per_hour")
+        return START
+
+    def started(self, key: str, run_id: str, at: float) -> None:
+        self.active[key] = run_id
+        self.last_start[key] = at
+        self._starts.append(at)
+
+    def ended(self, key: str, run_id: str) -> None:
+        if self.active.get(key) == run_id:
+            del self.active[key]
+
+    def runs_last_hour(self, now: float) -> int:
+        return _count(self._starts, now)
+
+    # ── AI allowance ───────────────────────────────────────────────────
+
+    def take_ai(self, now: float, calls: int = 1) -> bool:
+        if _count(self._ai_calls, now) + calls > self.settings.ai_per_hour:
+            return False
+        self._ai_calls.extend([now] * calls)
+        return True
+
+    def ai_remaining(self, now: float) -> int:
+        return max(0, self.settings.ai_per_hour - _count(self._ai_calls, now))
+
+    def restore(self, starts: list[tuple[str, float]], ai_calls: list[float]) -> None:
+        """Rebuild from the database: ``starts`` are (key, epoch) of the last
+        hour's runs, oldest first; ``ai_calls`` the last hour's model calls."""
+        for key, at in starts:
+            self._starts.append(at)
+            self.last_start[key] = max(at, self.last_start.get(key, at))
+        self._ai_calls.extend(sorted(ai_calls))
+
+    def reconfigure(self, settings: LimitSettings) -> None:
+        """A new version keeps the counters: editing a workflow must not reset
+        its hourly allowance."""
+        self.settings = settings
+
+
+def _count(window: deque[float], now: float) -> int:
+    cutoff = now - HOUR
+    while window and window[0] <= cutoff:
+        window.popleft()
+    return len(window)
+
+
+class Budget:
+    """The :class:`~.ports.AiBudget` the engine hands an AI step: draws from
+    its workflow's hourly AI allowance."""
+
+    __slots__ = ("_limiter", "_now")
+
+    def __init__(self, limiter: WorkflowLimiter, now: Callable[[], float]) -> None:
+        self._limiter = limiter
+        self._now = now
+
+    def try_draw(self, calls: int = 1) -> bool:
+        return self._limiter.take_ai(self._now(), calls)
+
+    def remaining(self) -> int:
+        return self._limiter.ai_remaining(self._now())

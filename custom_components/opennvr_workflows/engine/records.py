@@ -1,0 +1,127 @@
+"""The engine's in-memory view of runs, steps and approvals, and what it reports.
+
+A run that is going or waiting lives here as an :class:`ActiveRun` whose
+``steps`` mirror its rows in ``workflow_run_steps``. Resuming a run, in the
+same process or after a restart, replays its workflow from the top against
+these records: a recorded step is not run again, its outcome is taken as
+recorded. That is what makes "every run completes exactly once" hold without
+a separate program counter.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ..workflow import model
+from .events import NvrEvent
+
+RunStatus = Literal["running", "waiting", "done", "failed", "cancelled"]
+WorkflowState = Literal["off", "test", "on", "needs_attention"]
+
+#: Step statuses that need nothing more on a replay.
+SETTLED = frozenset({"done", "failed", "unknown", "would_have", "skipped"})
+
+
+@dataclass(slots=True)
+class StepRecord:
+    """One row of ``workflow_run_steps``."""
+
+    path: str
+    kind: str
+    status: str
+    seq: int
+    started_at: float
+    outcome: str | None = None
+    inputs: dict[str, Any] | None = None
+    result: dict[str, Any] | None = None
+    state: dict[str, Any] | None = None
+    ended_at: float | None = None
+
+
+@dataclass(slots=True)
+class ApprovalRecord:
+    """One row of ``workflow_approvals``."""
+
+    approval_id: str
+    run_id: str
+    step_path: str
+    workflow_id: str
+    who: tuple[str, ...]
+    message: str
+    replies: tuple[str, ...]
+    default: str | None
+    camera_id: str | None
+    status: str  # pending | answered | timed_out | cancelled | would_have
+    created_at: float
+    expires_at: float
+    reply: str | None = None
+    answered_by: str | None = None
+    asked: bool = False
+    answered_at: float | None = None
+
+
+@dataclass(slots=True)
+class ActiveRun:
+    """A run that has not ended."""
+
+    run_id: str
+    workflow_id: str
+    version: str
+    workflow: model.Workflow
+    correlation_id: str
+    chain: tuple[str, ...]
+    event: NvrEvent
+    limit_key: str
+    test: bool
+    started_at: float
+    status: RunStatus = "running"
+    seen_again: int = 0
+    unknown_steps: int = 0
+    steps: dict[str, StepRecord] = field(default_factory=dict)
+    seq: int = 0
+    task: asyncio.Task[None] | None = None
+    again: bool = False
+    first_step_at: float | None = None
+
+    @property
+    def depth(self) -> int:
+        return len(self.chain)
+
+
+@dataclass(frozen=True, slots=True)
+class WorkflowStatus:
+    """A workflow as the engine holds it."""
+
+    workflow_id: str
+    name: str
+    state: WorkflowState
+    version: str
+    reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class EngineUpdate:
+    """Something changed that a host may show: ``kind`` is run_started,
+    run_waiting, run_ended, seen_again, approval_opened, approval_closed or
+    workflow_state."""
+
+    kind: str
+    workflow_id: str
+    run_id: str | None = None
+    detail: dict[str, Any] | None = None
+
+
+@dataclass(slots=True)
+class EngineStats:
+    """Counters for diagnostics and the benchmark."""
+
+    events: int = 0
+    matched: int = 0
+    started: int = 0
+    joined: int = 0
+    dropped: dict[str, int] = field(default_factory=dict)
+    ended: int = 0
+    failed: int = 0
+    unknown_steps: int = 0

@@ -1,0 +1,357 @@
+"""One SQLite file, one connection, one thread: the engine's durable memory.
+
+Every read and write goes through a single worker thread that owns the only
+connection, so the event loop never blocks on disk and there is exactly one
+writer (RFC section 8: "written off the event loop by a single writer").
+Operations queue up while a transaction commits; the worker takes everything
+that is waiting and runs it as one transaction. Under a flood that turns
+thousands of small writes into a few commits a second, which is what lets a
+run be durable before its first step without a disk round trip per run.
+
+The file is opened in WAL mode, and the engine holds an advisory lock on
+``<file>.lock``: the engine is the file's only writer, and a second process
+that tries to open it gets :class:`StoreLockedError` at once instead of two
+engines racing on the same runs. A second connection, on its own thread, only
+checkpoints the WAL, so the disk syncs a checkpoint needs never stall a run.
+A damaged file is refused with :class:`StoreCorruptError`; the engine
+never starts over on a fresh file and silently loses runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fcntl
+import logging
+import os
+import queue
+import sqlite3
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future as ThreadFuture
+from pathlib import Path
+from typing import Any, Final
+
+from .errors import StoreCorruptError, StoreError, StoreLockedError, StoreVersionError
+from .schema import MIGRATIONS, SCHEMA_VERSION
+
+_LOGGER = logging.getLogger(__name__)
+
+#: The most operations one transaction takes; bounds how long a commit holds
+#: the worker when a flood has queued a great many.
+MAX_BATCH: Final = 2000
+#: Commits after which the checkpointer copies the WAL into the database, and
+#: the longest it waits between checks.
+CHECKPOINT_EVERY: Final = 500
+CHECKPOINT_INTERVAL_S: Final = 1.0
+
+Op = Callable[[sqlite3.Connection], Any]
+_Item = tuple[Op, "asyncio.Future[Any] | None"]
+_STOP: Final = object()
+
+
+def _classify(path: Path, err: sqlite3.Error) -> StoreError:
+    text = str(err).lower()
+    if "locked" in text or "busy" in text:
+        return StoreLockedError(
+            path,
+            "the database is in use by another process (is another Home Assistant "
+            "or a database tool using this file?)",
+        )
+    if "not a database" in text or "malformed" in text or "corrupt" in text:
+        return StoreCorruptError(
+            path,
+            f"the database file is damaged ({err}); move it aside or restore a backup "
+            "to start again",
+        )
+    return StoreError(path, f"database error: {err}")
+
+
+class Store:
+    """The engine's database. Create with :meth:`open`; close with :meth:`close`."""
+
+    def __init__(self, path: Path, loop: asyncio.AbstractEventLoop) -> None:
+        self.path = path
+        self._loop = loop
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._conn: sqlite3.Connection | None = None
+        self._closed = False
+        self.commits = 0
+        self.failed: StoreError | None = None
+        self._lock_fd: int | None = None
+        self._checkpointed = 0
+        self._checkpoint_wake = threading.Event()
+        self._checkpoint_stop = threading.Event()
+        self._checkpoint_thread: threading.Thread | None = None
+
+    # ── lifecycle ──────────────────────────────────────────────────────
+
+    @classmethod
+    async def open(cls, path: Path | str, *, lock_timeout_s: float = 1.0) -> Store:
+        """Open (creating if needed) and migrate the file; raise a
+        :class:`StoreError` subclass naming the file if it cannot be used."""
+        store = cls(Path(path), asyncio.get_running_loop())
+        store._take_file_lock()
+        ready: ThreadFuture[None] = ThreadFuture()
+        store._thread = threading.Thread(
+            target=store._run,
+            args=(ready, lock_timeout_s),
+            name="opennvr-workflows-db",
+            daemon=True,
+        )
+        store._thread.start()
+        try:
+            await asyncio.wrap_future(ready)
+        except BaseException:
+            store._thread.join()
+            store._release_file_lock()
+            raise
+        return store
+
+    def _take_file_lock(self) -> None:
+        """One engine per file: an advisory lock on ``<file>.lock``, so a
+        second Home Assistant on the same config folder is told at once."""
+        lock_path = f"{self.path}.lock"
+        try:
+            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as err:
+            raise StoreError(self.path, f"cannot create the lock file {lock_path}: {err}") from err
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as err:
+            os.close(fd)
+            raise StoreLockedError(
+                self.path,
+                "the database is in use by another process (another Home Assistant "
+                "or engine holds its lock file)",
+            ) from err
+        self._lock_fd = fd
+
+    def _release_file_lock(self) -> None:
+        if self._lock_fd is not None:
+            fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    async def close(self) -> None:
+        """Commit what is queued, then close the file."""
+        if self._closed:
+            return
+        self._closed = True
+        self._queue.put(_STOP)
+        thread = self._thread
+        if thread is not None:
+            await asyncio.get_running_loop().run_in_executor(None, thread.join)
+        self._release_file_lock()
+
+    # ── operations ─────────────────────────────────────────────────────
+
+    def submit(self, op: Op) -> asyncio.Future[Any]:
+        """Queue ``op(connection)``; the future resolves with its return
+        value once the transaction holding it has committed."""
+        fut: asyncio.Future[Any] = self._loop.create_future()
+        self._put(op, fut)
+        return fut
+
+    def submit_nowait(self, op: Op) -> None:
+        """Queue ``op`` without a future, for writes nobody waits on (their
+        failure is logged and recorded in :attr:`failed`)."""
+        self._put(op, None)
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> asyncio.Future[Any]:
+        """Queue one statement; resolves with ``cursor.rowcount``."""
+        return self.submit(lambda c: c.execute(sql, params).rowcount)
+
+    def execute_nowait(self, sql: str, params: Sequence[Any] = ()) -> None:
+        self.submit_nowait(lambda c: c.execute(sql, params))
+
+    def flush(self) -> asyncio.Future[Any]:
+        """Resolves when everything queued before it has committed."""
+        return self.submit(_noop)
+
+    def _put(self, op: Op, fut: asyncio.Future[Any] | None) -> None:
+        if self._closed:
+            raise StoreError(self.path, "the database is closed")
+        if self.failed is not None:
+            raise self.failed
+        self._queue.put((op, fut))
+
+    # ── the worker thread ──────────────────────────────────────────────
+
+    def _connect(self, lock_timeout_s: float) -> sqlite3.Connection:
+        conn = sqlite3.connect(
+            self.path, timeout=lock_timeout_s, isolation_level=None, check_same_thread=False
+        )
+        try:
+            mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()
+            if mode is None or str(mode[0]).lower() != "wal":
+                raise StoreLockedError(self.path, "could not switch the database to WAL mode")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            # Checkpoints run on their own thread (see _checkpointer), not
+            # inside whichever commit crosses the threshold.
+            conn.execute("PRAGMA wal_autocheckpoint=0")
+            conn.execute("PRAGMA foreign_keys=OFF")
+            # Take the write lock once now, so a file another process holds is
+            # reported at start, not at the first run.
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute("COMMIT")
+            check = conn.execute("PRAGMA quick_check").fetchone()
+            if check is None or check[0] != "ok":
+                raise StoreCorruptError(
+                    self.path,
+                    f"the database file is damaged ({check[0] if check else '?'}); "
+                    "move it aside or restore a backup to start again",
+                )
+            self._migrate(conn)
+        except sqlite3.Error as err:
+            conn.close()
+            raise _classify(self.path, err) from err
+        except StoreError:
+            conn.close()
+            raise
+        return conn
+
+    def _migrate(self, conn: sqlite3.Connection) -> None:
+        row = conn.execute("PRAGMA user_version").fetchone()
+        version = int(row[0]) if row else 0
+        if version > SCHEMA_VERSION:
+            raise StoreVersionError(
+                self.path,
+                f"schema version {version} is newer than this integration "
+                f"understands ({SCHEMA_VERSION}); update the integration",
+            )
+        for number in range(version + 1, SCHEMA_VERSION + 1):
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                for statement in _statements(MIGRATIONS[number - 1]):
+                    conn.execute(statement)
+                conn.execute(f"PRAGMA user_version={number}")
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            _LOGGER.info("%s: database migrated to schema version %s", self.path, number)
+
+    def _run(self, ready: ThreadFuture[None], lock_timeout_s: float) -> None:
+        try:
+            self._conn = self._connect(lock_timeout_s)
+        except BaseException as err:  # handed to the opener, not lost
+            ready.set_exception(err)
+            return
+        ready.set_result(None)
+        conn = self._conn
+        stopping = False
+        self._checkpoint_thread = threading.Thread(
+            target=self._checkpointer, name="opennvr-workflows-db-checkpoint", daemon=True
+        )
+        self._checkpoint_thread.start()
+        while not stopping:
+            first = self._queue.get()
+            if first is _STOP:
+                break
+            batch: list[_Item] = [first]
+            while len(batch) < MAX_BATCH:
+                try:
+                    item = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if item is _STOP:
+                    stopping = True
+                    break
+                batch.append(item)
+            self._run_batch(conn, batch)
+            if self.commits - self._checkpointed >= CHECKPOINT_EVERY:
+                self._checkpoint_wake.set()
+        self._stop_checkpointer()
+        try:
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        except sqlite3.Error:
+            _LOGGER.warning("%s: checkpoint on close failed", self.path, exc_info=True)
+        conn.close()
+
+    def _checkpointer(self) -> None:
+        """Copy the WAL into the database from a second connection.
+
+        A checkpoint syncs the disk (tens of milliseconds on slow storage).
+        Run inside the writer, it would stall every run queued behind it;
+        a PASSIVE checkpoint on its own connection runs beside the writer."""
+        try:
+            conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        except sqlite3.Error:
+            _LOGGER.warning("%s: no checkpoint connection", self.path, exc_info=True)
+            return
+        try:
+            while not self._checkpoint_stop.is_set():
+                self._checkpoint_wake.wait(CHECKPOINT_INTERVAL_S)
+                self._checkpoint_wake.clear()
+                commits = self.commits
+                if commits == self._checkpointed or self._checkpoint_stop.is_set():
+                    continue
+                try:
+                    conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+                except sqlite3.Error:
+                    _LOGGER.warning("%s: checkpoint failed", self.path, exc_info=True)
+                self._checkpointed = commits
+        finally:
+            conn.close()
+
+    def _stop_checkpointer(self) -> None:
+        self._checkpoint_stop.set()
+        self._checkpoint_wake.set()
+        if self._checkpoint_thread is not None:
+            self._checkpoint_thread.join()
+
+    def _run_batch(self, conn: sqlite3.Connection, batch: list[_Item]) -> None:
+        results: list[tuple[bool, Any]] = []
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            for op, _ in batch:
+                results.append((True, op(conn)))
+            conn.execute("COMMIT")
+            self.commits += 1
+        except Exception:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            # Run them one transaction each, so one bad operation fails alone.
+            results = [self._run_one(conn, op) for op, _ in batch]
+        self._loop.call_soon_threadsafe(_settle, batch, results, self)
+
+    def _run_one(self, conn: sqlite3.Connection, op: Op) -> tuple[bool, Any]:
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            value = op(conn)
+            conn.execute("COMMIT")
+            self.commits += 1
+            return True, value
+        except Exception as err:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            if isinstance(err, sqlite3.Error):
+                return False, _classify(self.path, err)
+            return False, err
+
+
+def _noop(_: sqlite3.Connection) -> None:
+    return None
+
+
+def _settle(batch: list[_Item], results: list[tuple[bool, Any]], store: Store) -> None:
+    for (_, fut), (ok, value) in zip(batch, results, strict=True):
+        if fut is None:
+            if not ok:
+                _LOGGER.error("%s: a background write failed: %s", store.path, value)
+                if isinstance(value, StoreCorruptError):
+                    store.failed = value
+            continue
+        if fut.done():
+            continue
+        if ok:
+            fut.set_result(value)
+        else:
+            fut.set_exception(value)
+
+
+def _statements(script: str) -> list[str]:
+    """Split a migration into statements (no statement in it contains ';')."""
+    lines = [line.split("--", 1)[0] for line in script.splitlines()]
+    return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]

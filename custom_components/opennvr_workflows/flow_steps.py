@@ -1,0 +1,328 @@
+"""Forms and checks shared by the config flow and the options flow.
+
+The event transport and the Ollama settings are asked for when a site is added and can be
+changed later from the options; both flows use these schemas and validators so the two
+never disagree about what is valid.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import voluptuous as vol
+from homeassistant.config_entries import ConfigFlowResult
+from homeassistant.core import HomeAssistant
+from homeassistant.helpers.selector import (
+    BooleanSelector,
+    NumberSelector,
+    NumberSelectorConfig,
+    NumberSelectorMode,
+    SelectSelector,
+    SelectSelectorConfig,
+    SelectSelectorMode,
+    TextSelector,
+    TextSelectorConfig,
+    TextSelectorType,
+)
+
+from .ai.model_check import check_model, list_models
+from .const import (
+    CONF_AI_ENABLED,
+    CONF_HARDWARE,
+    CONF_MQTT_HOST,
+    CONF_MQTT_PASSWORD,
+    CONF_MQTT_PORT,
+    CONF_MQTT_SITE,
+    CONF_MQTT_TLS,
+    CONF_MQTT_USE_HA,
+    CONF_MQTT_USER,
+    CONF_NATS_PASSWORD,
+    CONF_NATS_TLS_VERIFY,
+    CONF_NATS_TOKEN,
+    CONF_NATS_URL,
+    CONF_NATS_USER,
+    CONF_OLLAMA_URL,
+    CONF_TEXT_MODEL,
+    CONF_TRANSPORT,
+    CONF_VISION_MODEL,
+    DEFAULT_OLLAMA_URL,
+    HARDWARE_CPU,
+    HARDWARE_GPU,
+    LOGGER,
+    TRANSPORT_MQTT,
+    TRANSPORT_NATS,
+    TRANSPORT_WEBSOCKET,
+    TRANSPORTS,
+)
+from .nvr.sources.factory import TransportTestError, async_test_mqtt, async_test_nats
+
+CONF_SKIP_AI = "skip_ai"
+
+_TEXT = TextSelector()
+_URL = TextSelector(TextSelectorConfig(type=TextSelectorType.URL))
+_SECRET = TextSelector(TextSelectorConfig(type=TextSelectorType.PASSWORD))
+_BOOL = BooleanSelector()
+
+
+def _select(options: list[str], key: str | None, *, custom: bool = False) -> SelectSelector:
+    """A list (or, with ``custom``, a dropdown that also takes a typed value); option labels
+    come from the ``key`` selector translations when there is one."""
+    config = SelectSelectorConfig(
+        options=options,
+        mode=SelectSelectorMode.DROPDOWN if custom else SelectSelectorMode.LIST,
+        custom_value=custom,
+    )
+    if key is not None:
+        config["translation_key"] = key
+    return SelectSelector(config)
+
+
+def _opt(key: str, defaults: Mapping[str, Any], fallback: Any = None) -> vol.Optional:
+    """An optional field that shows its current value (or nothing) as a suggestion."""
+    value = defaults.get(key, fallback)
+    return vol.Optional(key, description={"suggested_value": value} if value else None)
+
+
+# ── event transport ─────────────────────────────────────────────────────────
+
+
+def transport_schema(defaults: Mapping[str, Any]) -> vol.Schema:
+    return vol.Schema(
+        {
+            vol.Required(
+                CONF_TRANSPORT, default=defaults.get(CONF_TRANSPORT, TRANSPORT_WEBSOCKET)
+            ): _select(list(TRANSPORTS), "transport"),
+        }
+    )
+
+
+def nats_schema(defaults: Mapping[str, Any]) -> vol.Schema:
+    return vol.Schema(
+        {
+            vol.Required(CONF_NATS_URL, default=defaults.get(CONF_NATS_URL, "nats://")): _TEXT,
+            _opt(CONF_NATS_TOKEN, defaults): _SECRET,
+            _opt(CONF_NATS_USER, defaults): _TEXT,
+            _opt(CONF_NATS_PASSWORD, defaults): _SECRET,
+            vol.Required(
+                CONF_NATS_TLS_VERIFY, default=defaults.get(CONF_NATS_TLS_VERIFY, True)
+            ): _BOOL,
+        }
+    )
+
+
+def mqtt_schema(defaults: Mapping[str, Any]) -> vol.Schema:
+    return vol.Schema(
+        {
+            vol.Required(CONF_MQTT_USE_HA, default=defaults.get(CONF_MQTT_USE_HA, True)): _BOOL,
+            _opt(CONF_MQTT_HOST, defaults): _TEXT,
+            vol.Required(
+                CONF_MQTT_PORT, default=defaults.get(CONF_MQTT_PORT, 1883)
+            ): NumberSelector(NumberSelectorConfig(min=1, max=65535, mode=NumberSelectorMode.BOX)),
+            _opt(CONF_MQTT_USER, defaults): _TEXT,
+            _opt(CONF_MQTT_PASSWORD, defaults): _SECRET,
+            vol.Required(CONF_MQTT_TLS, default=defaults.get(CONF_MQTT_TLS, False)): _BOOL,
+            vol.Required(CONF_MQTT_SITE, default=defaults.get(CONF_MQTT_SITE, "+")): _TEXT,
+        }
+    )
+
+
+def clean(user_input: Mapping[str, Any]) -> dict[str, Any]:
+    """Strip text, drop empty optional values, make the port an int."""
+    out: dict[str, Any] = {}
+    for key, raw in user_input.items():
+        value = raw.strip() if isinstance(raw, str) else raw
+        if value == "":
+            continue
+        out[key] = value
+    if CONF_MQTT_PORT in out:
+        out[CONF_MQTT_PORT] = int(out[CONF_MQTT_PORT])
+    return out
+
+
+async def async_validate_nats(settings: Mapping[str, Any]) -> dict[str, str]:
+    try:
+        await async_test_nats(settings)
+    except TransportTestError as err:
+        LOGGER.debug("NATS check failed: %s", err)
+        return {"base": err.key}
+    return {}
+
+
+async def async_validate_mqtt(hass: HomeAssistant, settings: Mapping[str, Any]) -> dict[str, str]:
+    if not settings.get(CONF_MQTT_USE_HA) and not settings.get(CONF_MQTT_HOST):
+        return {CONF_MQTT_HOST: "mqtt_host_required"}
+    try:
+        await async_test_mqtt(hass, settings)
+    except TransportTestError as err:
+        LOGGER.debug("MQTT check failed: %s", err)
+        return {"base": err.key}
+    return {}
+
+
+# ── Ollama ──────────────────────────────────────────────────────────────────
+
+
+def ollama_schema(defaults: Mapping[str, Any]) -> vol.Schema:
+    return vol.Schema(
+        {
+            vol.Required(
+                CONF_OLLAMA_URL, default=defaults.get(CONF_OLLAMA_URL, DEFAULT_OLLAMA_URL)
+            ): _URL,
+            vol.Required(CONF_SKIP_AI, default=False): _BOOL,
+        }
+    )
+
+
+def models_schema(models: list[str], defaults: Mapping[str, Any]) -> vol.Schema:
+    first = models[0] if models else ""
+    return vol.Schema(
+        {
+            vol.Required(
+                CONF_VISION_MODEL, default=defaults.get(CONF_VISION_MODEL, first)
+            ): _select(models, None, custom=True),
+            vol.Required(
+                CONF_TEXT_MODEL,
+                default=defaults.get(CONF_TEXT_MODEL, defaults.get(CONF_VISION_MODEL, first)),
+            ): _select(models, None, custom=True),
+            vol.Required(CONF_HARDWARE, default=defaults.get(CONF_HARDWARE, HARDWARE_CPU)): _select(
+                [HARDWARE_CPU, HARDWARE_GPU], "hardware"
+            ),
+        }
+    )
+
+
+async def async_ollama_models(url: str) -> list[str] | None:
+    """The models pulled on the server, or None when it cannot be reached."""
+    models = await list_models(url)
+    return None if models is None else list(models)
+
+
+async def async_validate_models(
+    settings: Mapping[str, Any], errors: dict[str, str], placeholders: dict[str, str]
+) -> None:
+    """The vision model must see pictures; the text model only has to exist."""
+    url = settings[CONF_OLLAMA_URL]
+    vision = await check_model(url, settings[CONF_VISION_MODEL], need_vision=True)
+    if vision.error:
+        errors[CONF_VISION_MODEL] = f"model_{vision.error}"
+        placeholders["model"] = settings[CONF_VISION_MODEL]
+        return
+    text = await check_model(url, settings[CONF_TEXT_MODEL], need_vision=False)
+    if text.error:
+        errors[CONF_TEXT_MODEL] = f"model_{text.error}"
+        placeholders["model"] = settings[CONF_TEXT_MODEL]
+
+
+def ai_disabled(url: str) -> dict[str, Any]:
+    """Options when the user goes on without Ollama: AI steps answer unsure until set."""
+    return {CONF_OLLAMA_URL: url, CONF_AI_ENABLED: False}
+
+
+class TransportAndAISteps:
+    """The transport, NATS, MQTT, Ollama and models steps, for a config or options flow.
+
+    The flow using it supplies ``_collected`` (what the steps gathered so far),
+    ``_step_defaults()`` (what to pre-fill) and the two continuations: what happens once
+    the transport is settled, and once the AI settings are.
+    """
+
+    hass: HomeAssistant
+    _collected: dict[str, Any]
+    _models: list[str]
+
+    if TYPE_CHECKING:  # provided by the ConfigFlow / OptionsFlow it is mixed into
+
+        def async_show_form(self, **kwargs: Any) -> ConfigFlowResult: ...
+
+    def _step_defaults(self) -> Mapping[str, Any]:
+        return {}
+
+    async def _transport_done(self) -> ConfigFlowResult:
+        raise NotImplementedError
+
+    async def _ai_done(self) -> ConfigFlowResult:
+        raise NotImplementedError
+
+    async def async_step_transport(
+        self, user_input: dict[str, Any] | None = None
+    ) -> ConfigFlowResult:
+        """How events arrive: the events websocket (needs nothing more), NATS or MQTT."""
+        if user_input is not None:
+            self._collected[CONF_TRANSPORT] = user_input[CONF_TRANSPORT]
+            if user_input[CONF_TRANSPORT] == TRANSPORT_NATS:
+                return await self.async_step_nats()
+            if user_input[CONF_TRANSPORT] == TRANSPORT_MQTT:
+                return await self.async_step_mqtt()
+            return await self._transport_done()
+        return self.async_show_form(
+            step_id="transport", data_schema=transport_schema(self._step_defaults())
+        )
+
+    async def async_step_nats(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
+        errors: dict[str, str] = {}
+        if user_input is not None:
+            settings = clean(user_input)
+            if not (errors := await async_validate_nats(settings)):
+                self._collected.update(settings)
+                return await self._transport_done()
+        return self.async_show_form(
+            step_id="nats",
+            data_schema=nats_schema({**self._step_defaults(), **(user_input or {})}),
+            errors=errors,
+        )
+
+    async def async_step_mqtt(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
+        errors: dict[str, str] = {}
+        if user_input is not None:
+            settings = clean(user_input)
+            if not (errors := await async_validate_mqtt(self.hass, settings)):
+                self._collected.update(settings)
+                return await self._transport_done()
+        return self.async_show_form(
+            step_id="mqtt",
+            data_schema=mqtt_schema({**self._step_defaults(), **(user_input or {})}),
+            errors=errors,
+        )
+
+    async def async_step_ollama(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
+        """Where the local models run. Unreachable is an error the user may skip: AI steps
+        are then unavailable and rule-based workflows still run."""
+        errors: dict[str, str] = {}
+        if user_input is not None:
+            url = str(user_input[CONF_OLLAMA_URL]).strip().rstrip("/")
+            if user_input.get(CONF_SKIP_AI):
+                self._collected.update(ai_disabled(url))
+                return await self._ai_done()
+            models = await async_ollama_models(url)
+            if models is None:
+                errors["base"] = "ollama_cannot_connect"
+            elif not models:
+                errors["base"] = "ollama_no_models"
+            else:
+                self._collected[CONF_OLLAMA_URL] = url
+                self._models = models
+                return await self.async_step_models()
+        return self.async_show_form(
+            step_id="ollama",
+            data_schema=ollama_schema({**self._step_defaults(), **(user_input or {})}),
+            errors=errors,
+        )
+
+    async def async_step_models(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
+        """The vision model (checked for vision), the text model and the hardware class."""
+        errors: dict[str, str] = {}
+        placeholders: dict[str, str] = {}
+        if user_input is not None:
+            settings = {**self._collected, **user_input}
+            await async_validate_models(settings, errors, placeholders)
+            if not errors:
+                self._collected.update(user_input)
+                self._collected[CONF_AI_ENABLED] = True
+                return await self._ai_done()
+        return self.async_show_form(
+            step_id="models",
+            data_schema=models_schema(self._models, user_input or self._step_defaults()),
+            errors=errors,
+            description_placeholders=placeholders,
+        )

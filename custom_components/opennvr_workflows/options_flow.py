@@ -1,0 +1,309 @@
+"""Options: how this home uses its site. Saving any page reloads the entry.
+
+Camera roles (workflows name cameras by role, never by id), approvers, site rules (facts and
+named lists the AI steps read), the AI tool policy, default limits, and the event transport
+and Ollama settings chosen when the site was added.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import voluptuous as vol
+from homeassistant.config_entries import ConfigFlowResult, OptionsFlowWithReload
+from homeassistant.helpers.selector import (
+    NumberSelector,
+    NumberSelectorConfig,
+    NumberSelectorMode,
+    SelectOptionDict,
+    SelectSelector,
+    SelectSelectorConfig,
+    SelectSelectorMode,
+    TextSelector,
+    TextSelectorConfig,
+)
+
+from .const import (
+    CONF_APPROVERS,
+    CONF_CAMERA_ROLES,
+    CONF_DEFAULT_LIMITS,
+    CONF_SITE_FACTS,
+    CONF_SITE_LISTS,
+    CONF_TOOL_POLICY,
+    SITE_FACTS_MAX_WORDS,
+    TOOL_MODES,
+)
+from .flow_steps import TransportAndAISteps
+from .workflow.vocabulary import AI_TOOL_NAMES, ASK_TOOL_NAMES
+
+ROLE_PATTERN = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
+LIST_NAME_PATTERN = ROLE_PATTERN
+#: The spec's defaults (RFC section 2): cooldown 1 min, 30 runs an hour, 60 AI calls an
+#: hour, chain depth 3.
+DEFAULT_LIMITS: dict[str, int] = {
+    "cooldown_seconds": 60,
+    "per_hour": 30,
+    "ai_per_hour": 60,
+    "chain_depth": 3,
+}
+LIMIT_RANGES: dict[str, tuple[int, int]] = {
+    "cooldown_seconds": (0, 86_400),
+    "per_hour": (1, 3_600),
+    "ai_per_hour": (0, 3_600),
+    "chain_depth": (1, 10),
+}
+CONF_USERS = "users"
+CONF_NOTIFY = "notify"
+CONF_FACTS = "facts"
+CONF_LISTS = "lists"
+
+
+def _multiline() -> TextSelector:
+    return TextSelector(TextSelectorConfig(multiline=True))
+
+
+def parse_roles(text: str) -> list[str]:
+    """``"door, porch"`` -> ``["door", "porch"]`` (lower-cased, blanks dropped)."""
+    return [role.strip().lower() for role in text.split(",") if role.strip()]
+
+
+def parse_site_lists(text: str) -> tuple[dict[str, list[str]], str | None]:
+    """One list per line, ``name: item, item``. Returns the lists, or the first problem as
+    ``"line N: ..."`` so the form can say where it is."""
+    lists: dict[str, list[str]] = {}
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        name, sep, items = line.partition(":")
+        name = name.strip().lower()
+        if not sep or not LIST_NAME_PATTERN.match(name):
+            return {}, f"line {number}: write it as 'name: item, item'"
+        if name in lists:
+            return {}, f"line {number}: the list '{name}' is already defined"
+        lists[name] = [item.strip() for item in items.split(",") if item.strip()]
+    return lists, None
+
+
+def format_site_lists(lists: Mapping[str, list[str]]) -> str:
+    return "\n".join(f"{name}: {', '.join(items)}" for name, items in lists.items())
+
+
+class OpenNVRWorkflowsOptionsFlow(TransportAndAISteps, OptionsFlowWithReload):
+    """A menu of option pages; each page saves all options and reloads the entry."""
+
+    def __init__(self) -> None:
+        self._collected: dict[str, Any] = {}
+        self._models: list[str] = []
+
+    @property
+    def _options(self) -> dict[str, Any]:
+        return dict(self.config_entry.options)
+
+    def _save(self, changes: Mapping[str, Any]) -> ConfigFlowResult:
+        return self.async_create_entry(data={**self._options, **changes})
+
+    async def async_step_init(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
+        return self.async_show_menu(
+            step_id="init",
+            menu_options=[
+                "camera_roles",
+                "approvers",
+                "site_rules",
+                "tool_policy",
+                "limits",
+                "transport",
+                "ollama",
+            ],
+        )
+
+    # ── camera roles ─────────────────────────────────────────────────────
+
+    async def async_step_camera_roles(
+        self, user_input: dict[str, Any] | None = None
+    ) -> ConfigFlowResult:
+        """One field per camera (labelled with its name): the roles it plays."""
+        cameras = self.config_entry.runtime_data.cameras.data
+        labels = {f"{cam.name} ({cid})": str(cid) for cid, cam in sorted(cameras.items())}
+        current: dict[str, str] = self._options.get(CONF_CAMERA_ROLES, {})
+        errors: dict[str, str] = {}
+        placeholders: dict[str, str] = {}
+        if user_input is not None:
+            roles: dict[str, str] = {}
+            for label, camera_id in labels.items():
+                for role in parse_roles(user_input.get(label, "")):
+                    if not ROLE_PATTERN.match(role):
+                        errors[label] = "role_invalid"
+                        placeholders["role"] = role
+                    elif role in roles and roles[role] != camera_id:
+                        errors[label] = "role_duplicate"
+                        placeholders["role"] = role
+                    roles[role] = camera_id
+            if not errors:
+                return self._save({CONF_CAMERA_ROLES: roles})
+        schema = vol.Schema(
+            {
+                vol.Optional(
+                    label,
+                    description={
+                        "suggested_value": ", ".join(
+                            sorted(r for r, c in current.items() if c == camera_id)
+                        )
+                    },
+                ): str
+                for label, camera_id in labels.items()
+            }
+        )
+        return self.async_show_form(
+            step_id="camera_roles",
+            data_schema=schema,
+            errors=errors,
+            description_placeholders=placeholders,
+        )
+
+    # ── approvers ────────────────────────────────────────────────────────
+
+    async def async_step_approvers(
+        self, user_input: dict[str, Any] | None = None
+    ) -> ConfigFlowResult:
+        """Who may answer a workflow's question, and which phones get the notification."""
+        errors: dict[str, str] = {}
+        if user_input is not None:
+            if user_input.get(CONF_USERS) and not user_input.get(CONF_NOTIFY):
+                errors[CONF_NOTIFY] = "approvers_need_phone"
+            else:
+                return self._save(
+                    {
+                        CONF_APPROVERS: {
+                            CONF_USERS: list(user_input.get(CONF_USERS, [])),
+                            CONF_NOTIFY: list(user_input.get(CONF_NOTIFY, [])),
+                        }
+                    }
+                )
+        users = [
+            SelectOptionDict(value=user.id, label=user.name or user.id)
+            for user in await self.hass.auth.async_get_users()
+            if user.is_active and not user.system_generated
+        ]
+        phones = sorted(
+            f"notify.{service}"
+            for service in self.hass.services.async_services_for_domain("notify")
+            if service.startswith("mobile_app_")
+        )
+        current = self._options.get(CONF_APPROVERS, {})
+        schema = vol.Schema(
+            {
+                vol.Optional(CONF_USERS, default=current.get(CONF_USERS, [])): SelectSelector(
+                    SelectSelectorConfig(options=users, multiple=True)
+                ),
+                vol.Optional(CONF_NOTIFY, default=current.get(CONF_NOTIFY, [])): SelectSelector(
+                    SelectSelectorConfig(
+                        options=phones,
+                        multiple=True,
+                        custom_value=True,
+                        mode=SelectSelectorMode.DROPDOWN,
+                    )
+                ),
+            }
+        )
+        return self.async_show_form(step_id="approvers", data_schema=schema, errors=errors)
+
+    # ── site rules ───────────────────────────────────────────────────────
+
+    async def async_step_site_rules(
+        self, user_input: dict[str, Any] | None = None
+    ) -> ConfigFlowResult:
+        """Facts every AI step reads (about 300 words at most), and named lists."""
+        errors: dict[str, str] = {}
+        placeholders: dict[str, str] = {"max_words": str(SITE_FACTS_MAX_WORDS)}
+        if user_input is not None:
+            facts = user_input.get(CONF_FACTS, "").strip()
+            words = len(facts.split())
+            lists, problem = parse_site_lists(user_input.get(CONF_LISTS, ""))
+            if words > SITE_FACTS_MAX_WORDS:
+                errors[CONF_FACTS] = "facts_too_long"
+                placeholders["words"] = str(words)
+            if problem:
+                errors[CONF_LISTS] = "lists_invalid"
+                placeholders["problem"] = problem
+            if not errors:
+                return self._save({CONF_SITE_FACTS: facts, CONF_SITE_LISTS: lists})
+        options = self._options
+        schema = vol.Schema(
+            {
+                vol.Optional(
+                    CONF_FACTS, description={"suggested_value": options.get(CONF_SITE_FACTS, "")}
+                ): _multiline(),
+                vol.Optional(
+                    CONF_LISTS,
+                    description={
+                        "suggested_value": format_site_lists(options.get(CONF_SITE_LISTS, {}))
+                    },
+                ): _multiline(),
+            }
+        )
+        if user_input is not None:
+            schema = self.add_suggested_values_to_schema(schema, user_input)
+        return self.async_show_form(
+            step_id="site_rules",
+            data_schema=schema,
+            errors=errors,
+            description_placeholders=placeholders,
+        )
+
+    # ── tool policy ──────────────────────────────────────────────────────
+
+    async def async_step_tool_policy(
+        self, user_input: dict[str, Any] | None = None
+    ) -> ConfigFlowResult:
+        """Per AI tool: auto, ask a person first, or unavailable. A workflow step may make
+        a tool stricter, never looser."""
+        if user_input is not None:
+            return self._save({CONF_TOOL_POLICY: dict(user_input)})
+        current = self._options.get(CONF_TOOL_POLICY, {})
+        selector = SelectSelector(
+            SelectSelectorConfig(
+                options=list(TOOL_MODES),
+                translation_key="tool_mode",
+                mode=SelectSelectorMode.DROPDOWN,
+            )
+        )
+        schema = vol.Schema(
+            {
+                vol.Required(
+                    tool, default=current.get(tool, "ask" if tool in ASK_TOOL_NAMES else "auto")
+                ): selector
+                for tool in sorted(AI_TOOL_NAMES)
+            }
+        )
+        return self.async_show_form(step_id="tool_policy", data_schema=schema)
+
+    # ── limits ───────────────────────────────────────────────────────────
+
+    async def async_step_limits(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
+        """Defaults for workflows that set no limits of their own."""
+        if user_input is not None:
+            return self._save({CONF_DEFAULT_LIMITS: {k: int(v) for k, v in user_input.items()}})
+        current = {**DEFAULT_LIMITS, **self._options.get(CONF_DEFAULT_LIMITS, {})}
+        schema = vol.Schema(
+            {
+                vol.Required(key, default=current[key]): NumberSelector(
+                    NumberSelectorConfig(min=low, max=high, step=1, mode=NumberSelectorMode.BOX)
+                )
+                for key, (low, high) in LIMIT_RANGES.items()
+            }
+        )
+        return self.async_show_form(step_id="limits", data_schema=schema)
+
+    # ── transport and Ollama (TransportAndAISteps) ───────────────────────
+
+    def _step_defaults(self) -> Mapping[str, Any]:
+        return self._options
+
+    async def _transport_done(self) -> ConfigFlowResult:
+        return self._save(self._collected)
+
+    async def _ai_done(self) -> ConfigFlowResult:
+        return self._save(self._collected)

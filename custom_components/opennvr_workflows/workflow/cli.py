@@ -1,0 +1,81 @@
+"""The command line: check workflow files in CI or before sharing, and print the schema.
+
+    python -m custom_components.opennvr_workflows.workflow validate FILE...
+    python -m custom_components.opennvr_workflows.workflow schema
+    python -m custom_components.opennvr_workflows.workflow templates
+
+``validate`` prints each problem as ``FILE:LINE:COL CODE message`` (warnings marked) and exits
+1 when any file has an error, 0 otherwise; ``--skills a,b`` also checks ``needs`` against a
+site's skills, and ``--format`` prints each valid file's canonical form.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TextIO
+
+from . import dump_workflow, schema_text, template_names, validate_text
+
+__all__ = ["main"]
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m custom_components.opennvr_workflows.workflow",
+        description="Check workflow.v1 files, or print the contract's JSON Schema.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    check = commands.add_parser("validate", help="check workflow files; exit 1 on any error")
+    check.add_argument("files", nargs="+", type=Path, metavar="FILE")
+    check.add_argument(
+        "--skills",
+        help="comma-separated skills the site has; a needed skill not listed is an error",
+    )
+    check.add_argument(
+        "--format", action="store_true", help="print the canonical YAML of each valid file"
+    )
+    commands.add_parser("schema", help="print the workflow.v1 JSON Schema")
+    commands.add_parser("templates", help="list the templates shipped with the package")
+    return parser
+
+
+def _validate(files: Sequence[Path], skills: frozenset[str] | None, show: bool, out: TextIO) -> int:
+    failed = False
+    for path in files:
+        name = str(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as err:
+            print(f"{name}:0:0 WF-READ cannot read the file: {err}", file=out)
+            failed = True
+            continue
+        report = validate_text(text, skills=skills)
+        for problem in report.problems:
+            print(problem.format(name), file=out)
+        failed = failed or not report.ok
+        if show and report.workflow is not None:
+            print(f"# {name}", file=out)
+            print(dump_workflow(report.workflow), file=out, end="")
+    return 1 if failed else 0
+
+
+def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
+    """Run the command line; returns the exit status."""
+    stream = out if out is not None else sys.stdout
+    args = _parser().parse_args(argv)
+    if args.command == "schema":
+        stream.write(schema_text())
+        return 0
+    if args.command == "templates":
+        for name in template_names():
+            print(name, file=stream)
+        return 0
+    skills = (
+        frozenset(s.strip() for s in args.skills.split(",") if s.strip())
+        if args.skills is not None
+        else None
+    )
+    return _validate(args.files, skills, args.format, stream)

@@ -1,0 +1,49 @@
+"""Picture preparation: decoded once, downscaled once to the working size, JPEG."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from PIL import Image
+
+from custom_components.opennvr_workflows.ai import ImageError, prepare_image
+from tests.ai.fake_nvr import jpeg
+
+
+def size_of(data: bytes) -> tuple[int, int]:
+    with Image.open(io.BytesIO(data)) as img:
+        assert img.format == "JPEG"
+        return img.size
+
+
+def test_a_large_picture_fits_the_working_size() -> None:
+    assert size_of(prepare_image(jpeg((3840, 2160)), 768)) == (768, 432)
+    assert size_of(prepare_image(jpeg((1080, 1920)), 768)) == (432, 768)
+
+
+def test_a_small_picture_is_never_enlarged() -> None:
+    assert size_of(prepare_image(jpeg((320, 240)), 768)) == (320, 240)
+
+
+def test_png_with_alpha_becomes_a_jpeg() -> None:
+    assert size_of(prepare_image(jpeg((1000, 500), fmt="PNG"), 500)) == (500, 250)
+
+
+def test_exif_orientation_is_applied() -> None:
+    out = io.BytesIO()
+    exif = Image.Exif()
+    exif[0x0112] = 6  # rotate 90° clockwise to display
+    Image.new("RGB", (800, 400)).save(out, format="JPEG", exif=exif)
+    assert size_of(prepare_image(out.getvalue(), 800)) == (400, 800)
+
+
+@pytest.mark.parametrize("data", [b"", b"not a picture", b"\xff\xd8\xff\xe0garbage"])
+def test_what_is_not_a_picture_is_an_image_error(data: bytes) -> None:
+    with pytest.raises(ImageError):
+        prepare_image(data)
+
+
+def test_the_working_size_must_be_sensible() -> None:
+    with pytest.raises(ValueError, match="max_side"):
+        prepare_image(jpeg((64, 64)), 8)

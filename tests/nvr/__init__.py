@@ -1,0 +1,1 @@
+"""Tests of the OpenNVR event transports: normalising, the hub, and each source."""
