@@ -53,9 +53,7 @@ def event_changes(hass: HomeAssistant, target: str) -> list[dict[str, Any]]:
     return seen
 
 
-async def restarted(
-    hass: HomeAssistant, entry: MockConfigEntry, source: str, restart: Any
-) -> None:
+async def restarted(hass: HomeAssistant, entry: MockConfigEntry, source: str, restart: Any) -> None:
     """Restart a broker and wait until the source has noticed the loss AND reconnected
     (right after a quick restart it may not have noticed anything yet)."""
     transitions: list[bool] = []
