@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+import sqlite3
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -31,6 +32,20 @@ def ai() -> FakeAi:
 @pytest.fixture
 def db(tmp_path: Path) -> Path:
     return tmp_path / "workflows.db"
+
+
+@pytest.fixture
+def open_db(db: Path) -> Iterator[Callable[[], sqlite3.Connection]]:
+    """Open connections to the engine's file for reading; all closed after the test."""
+    opened: list[sqlite3.Connection] = []
+
+    def _open() -> sqlite3.Connection:
+        opened.append(sqlite3.connect(db))
+        return opened[-1]
+
+    yield _open
+    for conn in opened:
+        conn.close()
 
 
 @pytest.fixture

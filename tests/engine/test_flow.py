@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -29,7 +30,10 @@ from .conftest import EngineFactory
 
 
 async def test_flood_of_identical_triggers_gives_one_run_and_one_approval(
-    make_engine: EngineFactory, effects: FakeEffects, db: Path
+    make_engine: EngineFactory,
+    effects: FakeEffects,
+    db: Path,
+    open_db: Callable[[], sqlite3.Connection],
 ) -> None:
     engine = make_engine()
     engine.set_workflows({"ask": W.ask_flood()})
@@ -42,7 +46,7 @@ async def test_flood_of_identical_triggers_gives_one_run_and_one_approval(
     assert approvals[0][1] == 999
     assert len(effects.of("ask_person")) == 1
     await engine.stop()
-    conn = sqlite3.connect(db)
+    conn = open_db()
     assert conn.execute("SELECT count(*), max(seen_again) FROM workflow_runs").fetchone() == (
         1,
         999,
@@ -51,16 +55,26 @@ async def test_flood_of_identical_triggers_gives_one_run_and_one_approval(
 
 
 async def test_two_workflows_that_trigger_each_other_stop_at_depth_three(
-    make_engine: EngineFactory, effects: FakeEffects, db: Path
+    make_engine: EngineFactory,
+    effects: FakeEffects,
+    db: Path,
+    open_db: Callable[[], sqlite3.Connection],
 ) -> None:
     engine = make_engine()
-    effects.alerts_to = engine.submit
+    # Each generation of alerts is handed back only once the runs that raised them have
+    # ended: the chain depth is under test here, not how a repeat joins a run still going.
+    raised: list[NvrEvent] = []
+    effects.alerts_to = raised.append
     engine.set_workflows({"a": W.echo("A"), "b": W.echo("B")})
     await engine.start()
     engine.submit(event(title="intruder"))
     for _ in range(10):
         await engine.idle()
-    conn = sqlite3.connect(db)
+        generation, raised[:] = list(raised), []
+        for alert in generation:
+            engine.submit(alert)
+    await engine.idle()
+    conn = open_db()
     await engine.stop()
     depths = conn.execute("SELECT workflow_id, depth FROM workflow_runs ORDER BY depth").fetchall()
     # The world's alert starts both at depth 1; each answers the other's alert
@@ -93,7 +107,11 @@ async def test_everything_a_run_emits_carries_its_correlation_id(
 
 
 async def test_test_mode_performs_nothing(
-    make_engine: EngineFactory, effects: FakeEffects, ai: FakeAi, db: Path
+    make_engine: EngineFactory,
+    effects: FakeEffects,
+    ai: FakeAi,
+    db: Path,
+    open_db: Callable[[], sqlite3.Connection],
 ) -> None:
     engine = make_engine()
     engine.set_workflows({"gate": W.gate(state="test")})
@@ -103,7 +121,7 @@ async def test_test_mode_performs_nothing(
     assert effects.calls == []  # no notification, no question, no gate
     assert len(ai.runs) == 1  # the AI step ran for real
     assert engine.active_runs() == []  # ask_person took its default at once
-    conn = sqlite3.connect(db)
+    conn = open_db()
     await engine.stop()
     steps = conn.execute(
         "SELECT path, status, outcome FROM workflow_run_steps ORDER BY seq"
@@ -179,7 +197,11 @@ async def test_answering_twice_or_with_a_wrong_reply_is_refused(
 
 
 async def test_approval_timeout_fires_across_a_restart(
-    make_engine: EngineFactory, effects: FakeEffects, clock: ManualClock, db: Path
+    make_engine: EngineFactory,
+    effects: FakeEffects,
+    clock: ManualClock,
+    db: Path,
+    open_db: Callable[[], sqlite3.Connection],
 ) -> None:
     engine = make_engine()
     engine.set_workflows({"ask": W.ask_flood()})
@@ -196,7 +218,7 @@ async def test_approval_timeout_fires_across_a_restart(
     await engine.idle()
     assert engine.active_runs() == []
     await engine.stop()
-    conn = sqlite3.connect(db)
+    conn = open_db()
     assert conn.execute("SELECT status FROM workflow_approvals").fetchone() == ("timed_out",)
     assert conn.execute("SELECT outcome FROM workflow_run_steps").fetchone() == ("no_answer",)
     assert effects.of("alert") == []  # the "Yes" path did not run
@@ -424,7 +446,9 @@ async def test_ai_budget_spent_answers_unsure_without_the_model(
     assert len(ai.runs) == 2
 
 
-async def test_versions_are_recorded_per_run(make_engine: EngineFactory, db: Path) -> None:
+async def test_versions_are_recorded_per_run(
+    make_engine: EngineFactory, db: Path, open_db: Callable[[], sqlite3.Connection]
+) -> None:
     engine = make_engine()
     v1 = engine.add_workflow("s", W.simple())
     await engine.start()
@@ -440,7 +464,7 @@ async def test_versions_are_recorded_per_run(make_engine: EngineFactory, db: Pat
     )  # state is not content
     engine.submit(event(camera_id="cam-9"))
     await engine.idle()
-    conn = sqlite3.connect(db)
+    conn = open_db()
     await engine.stop()
     assert conn.execute("SELECT count(*) FROM workflow_versions").fetchone() == (2,)
     assert [

@@ -11,10 +11,12 @@ an ``always`` log.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -49,7 +51,10 @@ def _child(db: Path, log: Path, kill: str) -> int:
     return done.returncode
 
 
-def _scenario(tmp_path: Path, kill: str) -> tuple[int, list[str], sqlite3.Connection]:
+@contextlib.contextmanager
+def _scenario(tmp_path: Path, kill: str) -> Iterator[tuple[int, list[str], sqlite3.Connection]]:
+    """Run the child killed at ``kill``, restart it until it finishes, and give the
+    first exit code, the effects it logged and a connection to its database."""
     db, log = tmp_path / "engine.db", tmp_path / "effects.log"
     first = _child(db, log, kill)
     restarts = 0
@@ -57,7 +62,8 @@ def _scenario(tmp_path: Path, kill: str) -> tuple[int, list[str], sqlite3.Connec
         restarts += 1
         assert restarts < 3, "the engine did not finish after restarts"
     lines = log.read_text().splitlines() if log.exists() else []
-    return first, lines, sqlite3.connect(db)
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        yield first, lines, conn
 
 
 def _check(first: int, lines: list[str], conn: sqlite3.Connection) -> None:
@@ -92,25 +98,25 @@ def _check(first: int, lines: list[str], conn: sqlite3.Connection) -> None:
 
 @pytest.mark.parametrize("commit", range(1, MAX_COMMITS + 1))
 def test_killed_after_each_commit(tmp_path: Path, commit: int) -> None:
-    first, lines, conn = _scenario(tmp_path, f"commit:{commit}")
-    _check(first, lines, conn)
+    with _scenario(tmp_path, f"commit:{commit}") as (first, lines, conn):
+        _check(first, lines, conn)
 
 
 @pytest.mark.parametrize("kill", EFFECT_KILLS)
 def test_killed_around_each_effect(tmp_path: Path, kill: str) -> None:
-    first, lines, conn = _scenario(tmp_path, kill)
-    assert first == KILLED
-    _check(first, lines, conn)
+    with _scenario(tmp_path, kill) as (first, lines, conn):
+        assert first == KILLED
+        _check(first, lines, conn)
 
 
 def test_gate_killed_after_acting_is_unknown_and_not_repeated(tmp_path: Path) -> None:
     """The actuator acted, then the process died before writing the result."""
-    first, lines, conn = _scenario(tmp_path, "effect:app_action:1:after")
-    assert first == KILLED
-    assert [line.split()[0] for line in lines].count("app_action") == 1
-    status, result = conn.execute(
-        "SELECT status, result FROM workflow_run_steps WHERE kind='app_action'"
-    ).fetchone()
-    assert status == "unknown"
-    assert "interrupted" in json.loads(result)["error"]
-    assert conn.execute("SELECT unknown_steps FROM workflow_runs").fetchone() == (1,)
+    with _scenario(tmp_path, "effect:app_action:1:after") as (first, lines, conn):
+        assert first == KILLED
+        assert [line.split()[0] for line in lines].count("app_action") == 1
+        status, result = conn.execute(
+            "SELECT status, result FROM workflow_run_steps WHERE kind='app_action'"
+        ).fetchone()
+        assert status == "unknown"
+        assert "interrupted" in json.loads(result)["error"]
+        assert conn.execute("SELECT unknown_steps FROM workflow_runs").fetchone() == (1,)

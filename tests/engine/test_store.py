@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -22,10 +23,12 @@ from . import workflows as W
 from .conftest import EngineFactory
 
 
-async def test_new_file_is_migrated_and_in_wal(db: Path) -> None:
+async def test_new_file_is_migrated_and_in_wal(
+    db: Path, open_db: Callable[[], sqlite3.Connection]
+) -> None:
     store = await Store.open(db)
     await store.close()
-    conn = sqlite3.connect(db)
+    conn = open_db()
     assert conn.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
     assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
@@ -60,8 +63,10 @@ async def test_damaged_pages_are_refused(make_engine: EngineFactory, db: Path) -
     await engine.stop()
     data = bytearray(db.read_bytes())
     assert len(data) > 3 * 4096
-    for offset in range(4096 + 200, len(data), 4096):  # scribble over every page after the first
-        data[offset : offset + 64] = b"\xa5" * 64
+    # Scribble over the b-tree header of every page after the first: unlike bytes in a
+    # page's free space (where a scribble may go unnoticed), a broken header always shows.
+    for offset in range(4096, len(data), 4096):
+        data[offset : offset + 16] = b"\xa5" * 16
     db.write_bytes(bytes(data))
     with pytest.raises(StoreCorruptError, match="damaged"):
         await make_engine().start()
@@ -111,7 +116,11 @@ async def test_failed_operation_fails_alone(db: Path) -> None:
 
 
 async def test_retention_prunes_old_runs_but_keeps_marks(
-    make_engine: EngineFactory, clock: ManualClock, db: Path, effects: FakeEffects
+    make_engine: EngineFactory,
+    clock: ManualClock,
+    db: Path,
+    effects: FakeEffects,
+    open_db: Callable[[], sqlite3.Connection],
 ) -> None:
     engine = make_engine(retention_days=30)
     engine.set_workflows({"s": W.simple()})
@@ -123,7 +132,7 @@ async def test_retention_prunes_old_runs_but_keeps_marks(
     engine.submit(event(camera_id="new"))
     await engine.idle()
     assert await engine.prune() == 1
-    conn = sqlite3.connect(db)
+    conn = open_db()
     await engine.stop()
     assert conn.execute("SELECT count(*) FROM workflow_runs").fetchone() == (1,)
     assert conn.execute(

@@ -317,3 +317,18 @@ def test_codes_are_documented_and_well_formed() -> None:
         assert code.startswith("WF-")
         assert code.upper() == code
         assert meaning
+
+
+def test_problems_that_share_a_position_come_in_a_stable_order() -> None:
+    """Two undefined placeholders in one text tie on line, column, path and code."""
+    text = """contract: workflow.v1
+name: Order
+when:
+  alert: { alert_type: person, cameras: [door] }
+then:
+  - log: "{zebra} and {apple}"
+"""
+    report = validate_text(text)
+    messages = [p.message for p in report.errors if p.code == "WF-PLACEHOLDER-UNDEFINED"]
+    assert len(messages) == 2
+    assert messages == sorted(messages)

@@ -26,7 +26,7 @@ import os
 import queue
 import sqlite3
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future as ThreadFuture
 from pathlib import Path
 from typing import Any, Final
@@ -355,3 +355,9 @@ def _statements(script: str) -> list[str]:
     """Split a migration into statements (no statement in it contains ';')."""
     lines = [line.split("--", 1)[0] for line in script.splitlines()]
     return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]
+
+
+def chunks(items: list[str], size: int) -> Iterable[list[str]]:
+    """``items`` in slices of ``size``: SQLite caps the parameters of one statement."""
+    for i in range(0, len(items), size):
+        yield items[i : i + size]

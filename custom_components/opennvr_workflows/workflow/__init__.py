@@ -40,19 +40,16 @@ Problems
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
+from .checks import action_key
 from .dump import dump_workflow, workflow_to_data
 from .durations import DurationError, format_duration, parse_duration
 from .model import CONTRACT, Workflow
-from .parse import parse_workflow
 from .problems import CODES, Problem, ProblemSeverity, Report, WorkflowInvalid
-from .schema import load_schema, schema_problems, schema_text
+from .schema import load_schema, schema_text
 from .template_library import load_template, template_names, template_text
-from .validate import action_key, check_workflow
+from .validate import load_workflow, validate_data, validate_text, validate_workflow
 from .vocabulary import is_actuator
 from .walk import walk_steps
-from .yaml_loader import Located, Mark, load_yaml
 
 __all__ = [
     "CODES",
@@ -80,88 +77,3 @@ __all__ = [
     "walk_steps",
     "workflow_to_data",
 ]
-
-
-def _contract_problems(located: Located) -> tuple[list[Problem], bool]:
-    """Problems with the ``contract`` key, and whether checking may go on as workflow.v1."""
-    data = located.data
-    assert isinstance(data, dict)
-    if "contract" not in data:
-        return [
-            Problem(
-                "WF-CONTRACT-MISSING",
-                f"the file does not say which contract it follows; add `contract: {CONTRACT}` "
-                "as its first line",
-                "$",
-                *_line_col(located.locate(())),
-            )
-        ], True
-    if data["contract"] != CONTRACT:
-        mark = located.locate(("contract",))
-        return [
-            Problem(
-                "WF-CONTRACT-UNSUPPORTED",
-                f"the file follows {data['contract']!r}; this version reads {CONTRACT} only",
-                "$.contract",
-                mark.line,
-                mark.column,
-            )
-        ], False
-    return [], True
-
-
-def _line_col(mark: Mark) -> tuple[int, int]:
-    return mark.line, mark.column
-
-
-def _validate_located(located: Located, skills: frozenset[str] | None) -> Report:
-    contract, go_on = _contract_problems(located)
-    if not go_on:
-        return Report.of(contract)
-    structural = [
-        p
-        for p in schema_problems(located)
-        if not (
-            p.path == "$.contract" or (p.code == "WF-MISSING-KEY" and "`contract`" in p.message)
-        )
-    ]
-    if structural:
-        return Report.of(contract + structural)
-    assert isinstance(located.data, dict)
-    workflow = parse_workflow(located.data)
-    semantic = check_workflow(workflow, locate=located.locate, skills=skills)
-    return Report.of(contract + semantic, workflow)
-
-
-def validate_text(text: str, *, skills: frozenset[str] | None = None) -> Report:
-    """Every problem of a workflow file's text; the model too when there are no errors."""
-    located, problems = load_yaml(text)
-    if located is None:
-        return Report.of(problems)
-    return _validate_located(located, skills)
-
-
-def validate_data(data: object, *, skills: frozenset[str] | None = None) -> Report:
-    """Every problem of already-parsed workflow data (positions are 0:0)."""
-    if not isinstance(data, Mapping):
-        return Report.of([Problem("WF-NOT-A-MAPPING", "a workflow is a mapping of keys to values")])
-    return _validate_located(Located(dict(data)), skills)
-
-
-def validate_workflow(workflow: Workflow, *, skills: frozenset[str] | None = None) -> Report:
-    """Every problem of a model built in code, checked exactly as its file would be."""
-    try:
-        data = workflow_to_data(workflow)
-    except ValueError as err:
-        return Report.of([Problem("WF-DURATION", f"the model cannot be written: {err}")])
-    return validate_data(data, skills=skills)
-
-
-def load_workflow(
-    text: str, *, filename: str = "<workflow>", skills: frozenset[str] | None = None
-) -> Workflow:
-    """The model of a valid workflow file; raises :class:`WorkflowInvalid` otherwise."""
-    report = validate_text(text, skills=skills)
-    if report.workflow is None:
-        raise WorkflowInvalid(report.problems, filename)
-    return report.workflow

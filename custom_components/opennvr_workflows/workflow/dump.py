@@ -4,17 +4,15 @@ Export, the import preview and any builder write workflows through here, so they
 reading the output back gives an equal model (file -> model -> YAML -> model is the identity).
 The canonical form is the file a careful person would write: keys in the contract's order,
 defaults of steps left out, limits always spelled out (a shared file says how often it runs),
-durations in their shortest form, short lists of plain values on one line.
+durations in their shortest form, short lists of plain values on one line (how values are
+spelled in YAML is :mod:`.yaml_writer`'s part).
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import re
 from collections.abc import Mapping
 from typing import Any
-
-import yaml
 
 from .durations import format_duration
 from .model import (
@@ -59,7 +57,7 @@ from .model import (
     Workflow,
 )
 from .parse import FOR_EACH_DEFAULT_NAMES
-from .yaml_loader import resolve_plain_scalar
+from .yaml_writer import canonical_yaml
 
 __all__ = ["dump_workflow", "workflow_to_data"]
 
@@ -314,48 +312,6 @@ def workflow_to_data(workflow: Workflow) -> dict[str, Any]:
     return data
 
 
-class _Dumper(yaml.SafeDumper):
-    """PyYAML's safe dumper, with quoting that fits the YAML 1.2 reader of this package, and
-    lists indented under their key as people write them."""
-
-    def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
-        super().increase_indent(flow, False)
-
-
-_CLOCK = re.compile(r"\d+:\d+")
-
-
-def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
-    # PyYAML quotes what YAML 1.1 would misread ("yes", "22:00"); also quote what this
-    # package's YAML 1.2 reader would not read back as text ("0o17", "1e5", "").
-    # Clock times are quoted too: some YAML 1.1 readers take 06:00 for a number.
-    ambiguous = not isinstance(resolve_plain_scalar(value), str) or _CLOCK.fullmatch(value)
-    style = '"' if ambiguous else None
-    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
-
-
-def _represent_list(dumper: yaml.SafeDumper, value: list[Any]) -> yaml.SequenceNode:
-    plain = all(isinstance(v, str | int | float | bool) for v in value)
-    short = (
-        plain
-        and sum(len(str(v)) + 2 for v in value) <= 80
-        and all("\n" not in str(v) for v in value)
-    )
-    return dumper.represent_sequence("tag:yaml.org,2002:seq", value, flow_style=short)
-
-
-_Dumper.add_representer(str, _represent_str)
-_Dumper.add_representer(list, _represent_list)
-
-
 def dump_workflow(workflow: Workflow) -> str:
     """The canonical YAML text of ``workflow``."""
-    text: str = yaml.dump(
-        workflow_to_data(workflow),
-        Dumper=_Dumper,
-        sort_keys=False,
-        allow_unicode=True,
-        default_flow_style=False,
-        width=100,
-    )
-    return text
+    return canonical_yaml(workflow_to_data(workflow))

@@ -142,8 +142,10 @@ class Problem:
         }
 
 
-def _order(problem: Problem) -> tuple[int, int, str, str]:
-    return (problem.line, problem.column, problem.path, problem.code)
+def _order(problem: Problem) -> tuple[int, int, str, str, str]:
+    """Position first; the message breaks the last ties, so the order never depends on
+    the set's hashing (two undefined placeholders in one text share everything else)."""
+    return (problem.line, problem.column, problem.path, problem.code, problem.message)
 
 
 @dataclass(frozen=True, slots=True)

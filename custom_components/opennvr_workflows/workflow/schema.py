@@ -3,7 +3,7 @@
 The schema is the published description of the file's structure: builders outside this
 project (a browser builder, an assistant drafting a file, CI) can check a file with any Draft
 2020-12 validator. Here it is the first gate: a file must fit it before the typed model is
-built and the semantic rules (:mod:`.validate`) run.
+built and the semantic rules (:mod:`.checks`) run.
 
 ``jsonschema``'s messages speak of schemas, not workflows, so each error is turned into a
 problem with a stable code and a sentence about the workflow. Subschemas carry annotations the

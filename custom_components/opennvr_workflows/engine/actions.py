@@ -1,0 +1,264 @@
+"""Action steps: build the request, act once, record what happened.
+
+Which actions may be repeated after a crash is decided here: an action that
+moves things (or POSTs a webhook) writes an *intent* first and is never done
+twice; a replay that finds an intent without a result marks the step
+``unknown`` and raises an alert instead (RFC section 8, point 5). Other
+effects are sent again with the same idempotency key. In Test, nothing is
+performed: the step records what it *would have* done.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from ..workflow import model
+from ..workflow.vocabulary import action_moves_things
+from .ports import (
+    SEVERITIES,
+    ActionRequest,
+    AlertRequest,
+    JsonMap,
+    ProviderUnavailable,
+    RunContext,
+    Severity,
+)
+from .recorder import StepRecorder, run_context
+from .records import SETTLED, ActiveRun, StepRecord
+from .render import render, render_json
+from .steps import Decider, ProviderLost, Waiting
+from .trust import cap_severity
+
+if TYPE_CHECKING:
+    from .engine import Engine
+
+_LOGGER = logging.getLogger(__name__)
+
+
+def moves_things(action: model.Action) -> bool:
+    """Whether an action moves things (the contract decides): such actions run at most once."""
+    return action_moves_things(action)
+
+
+def at_most_once(action: model.Action) -> bool:
+    """Actions never repeated after a crash: actuators, and webhooks (a second
+    POST opens a second ticket)."""
+    return moves_things(action) or isinstance(action, model.WebhookAction)
+
+
+def action_kind(action: model.Action) -> str:
+    return {
+        model.AlertAction: "alert",
+        model.NotifyAction: "notify",
+        model.LogAction: "log",
+        model.SaveClipAction: "save_clip",
+        model.PtzPresetAction: "ptz_preset",
+        model.WebhookAction: "webhook",
+        model.HomeAssistantAction: "home_assistant",
+        model.SiteModeAction: "site_mode",
+        model.AppAction: "app_action",
+        model.WaitAction: "wait",
+        model.ReplyAction: "reply",
+    }[type(action)]
+
+
+class ActionSteps:
+    """Runs action steps (and ``wait``, which is an action that only waits)."""
+
+    def __init__(self, engine: Engine, recorder: StepRecorder) -> None:
+        self.e = engine
+        self._recorder = recorder
+
+    async def run(
+        self,
+        run: ActiveRun,
+        action: model.Action,
+        path: str,
+        values: dict[str, Any],
+        decider: Decider,
+    ) -> None:
+        """Act once (recorded before and after), or note what Test would have done."""
+        kind = action_kind(action)
+        rec = run.steps.get(path)
+        if rec is not None and rec.status in SETTLED:
+            return
+        if isinstance(action, model.WaitAction):
+            await self._wait(run, action, path, rec)
+            return
+        request = self._request(run, action, values, decider)
+        summary = request_summary(request)
+        if run.test:
+            self._recorder.record(run, path, kind, "would_have", outcome="done", inputs=summary)
+            return
+        once = at_most_once(action)
+        if rec is not None and rec.status == "intent" and once:
+            self._recorder.record(
+                run,
+                path,
+                kind,
+                "unknown",
+                outcome="done",
+                result={"error": "interrupted between intent and result"},
+            )
+            run.unknown_steps += 1
+            self.e.stats.unknown_steps += 1
+            await self.e.alert_unknown(run, path, kind)
+            return
+        self._recorder.record(run, path, kind, "intent" if once else "running", inputs=summary)
+        await self.e.store.flush()
+        ctx = run_context(run, path)
+        try:
+            result = await self._perform(ctx, action, request)
+        except ProviderUnavailable as err:
+            self._recorder.record(
+                run, path, kind, "failed", outcome="done", result={"error": str(err)}
+            )
+            raise ProviderLost(path, str(err) or f"{kind} is not available") from err
+        except Exception as err:  # the host failed this action; the run goes on
+            _LOGGER.warning("%s %s: %s failed: %s", run.workflow_id, path, kind, err)
+            self._recorder.record(
+                run, path, kind, "failed", outcome="done", result={"error": str(err)}
+            )
+            return
+        self._recorder.record(
+            run, path, kind, "done", outcome="done", result=dict(result) if result else {}
+        )
+
+    def _request(
+        self,
+        run: ActiveRun,
+        action: model.Action,
+        values: Mapping[str, Any],
+        decider: Decider,
+    ) -> AlertRequest | ActionRequest:
+        camera = values.get("camera")
+        role = str(camera) if camera is not None else None
+        trigger_role = run.event.camera_role or run.event.camera_id
+        camera_id = run.event.camera_id if role == trigger_role else None
+        match action:
+            case model.AlertAction(severity=severity, title=title, message=message):
+                allowed: Severity = severity
+                capped_by: str | None = None
+                if decider[0] == "ai":
+                    allowed, capped_by = cap_severity(severity, self.e.accuracy_of(decider[1]))
+                return AlertRequest(
+                    severity=allowed,
+                    requested=severity,
+                    title=render(title, values),
+                    message=render(message or "", values),
+                    camera=role,
+                    camera_id=camera_id,
+                    attach=tuple(action.attach),
+                    capped_by=capped_by,
+                )
+            case model.NotifyAction():
+                params: dict[str, Any] = {
+                    "roles": list(action.roles),
+                    "message": render(action.message, values),
+                    "title": render(action.title, values) if action.title else None,
+                    "severity": action.severity,
+                    "attach": list(action.attach),
+                }
+            case model.LogAction(message=message):
+                params = {"message": render(message, values)}
+            case model.SaveClipAction():
+                role = action.camera or role
+                params = {"camera": role, "before_s": action.before_s, "after_s": action.after_s}
+            case model.PtzPresetAction():
+                role = action.camera
+                params = {"camera": action.camera, "preset": action.preset}
+            case model.WebhookAction():
+                params = {"to": action.to, "data": render_json(action.data, values)}
+            case model.HomeAssistantAction():
+                params = {
+                    "action": action.action,
+                    "data": render_json(action.data, values),
+                    "target": render_json(action.target, values),
+                }
+            case model.SiteModeAction(mode=mode):
+                params = {"mode": mode}
+            case model.AppAction():
+                params = {
+                    "app": action.app,
+                    "action": action.action,
+                    "data": render_json(action.data, values),
+                }
+            case model.ReplyAction(message=message):
+                params = {"message": render(message, values)}
+            case _:
+                params = {}
+        camera_id = run.event.camera_id if role == trigger_role else None
+        return ActionRequest(
+            kind=action_kind(action),
+            params=params,
+            camera=role,
+            camera_id=camera_id,
+            moves_things=moves_things(action),
+        )
+
+    async def _perform(
+        self, ctx: RunContext, action: model.Action, request: AlertRequest | ActionRequest
+    ) -> JsonMap | None:
+        fx = self.e.effects
+        if isinstance(request, AlertRequest):
+            return await fx.alert(ctx, request)
+        match action:
+            case model.NotifyAction():
+                return await fx.notify(ctx, request)
+            case model.LogAction():
+                await fx.log(ctx, str(request.params["message"]))
+                return None
+            case model.SaveClipAction():
+                return await fx.save_clip(ctx, request)
+            case model.PtzPresetAction():
+                return await fx.ptz_preset(ctx, request)
+            case model.WebhookAction():
+                return await fx.webhook(ctx, request)
+            case model.HomeAssistantAction():
+                return await fx.call_action(ctx, request)
+            case model.SiteModeAction():
+                return await fx.set_site_mode(ctx, request)
+            case model.AppAction():
+                return await fx.app_action(ctx, request)
+            case model.ReplyAction():
+                await fx.reply(ctx, str(request.params["message"]))
+                return None
+        return None
+
+    async def _wait(
+        self, run: ActiveRun, action: model.WaitAction, path: str, rec: StepRecord | None
+    ) -> None:
+        now = self.e.now_ts()
+        if rec is not None and rec.status == "waiting" and rec.result is not None:
+            due_at = float(rec.result["due_at"])
+            if now >= due_at:
+                self._recorder.record(run, path, "wait", "done", outcome="done")
+                self.e.drop_due(f"wait:{run.run_id}:{path}")
+                return
+            raise Waiting
+        due_at = now + action.seconds
+        self._recorder.record(run, path, "wait", "waiting", result={"due_at": due_at})
+        self.e.add_due(
+            f"wait:{run.run_id}:{path}", "wait", run.workflow_id, run.run_id, due_at, {"path": path}
+        )
+        raise Waiting
+
+
+def request_summary(request: AlertRequest | ActionRequest) -> dict[str, Any]:
+    if isinstance(request, AlertRequest):
+        return {
+            "severity": request.severity,
+            "requested": request.requested,
+            "title": request.title,
+            "message": request.message,
+            "camera": request.camera,
+            "attach": list(request.attach),
+            "capped_by": request.capped_by,
+        }
+    return {"kind": request.kind, "camera": request.camera, **dict(request.params)}
+
+
+def severity_index(severity: Severity) -> int:
+    return SEVERITIES.index(severity)

@@ -1,0 +1,165 @@
+"""Admission: whether an event that matched a workflow's trigger starts a run.
+
+The trigger index only says which workflows an event is for; admission then
+applies what the index cannot: a workflow ignores the alerts it raised itself
+(chains between workflows stop at the depth limit instead), an offline trigger
+with a duration only starts a watch, and the workflow's limits decide between
+starting a run, joining the run already going for the same camera, track or
+plate ("seen again"), and dropping the event with a counted reason.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Final
+
+from ..workflow import model
+from .catalog import RUNNABLE, Catalog, Entry
+from .counters import Counters
+from .due import DueRows
+from .events import NvrEvent
+from .index import Candidate
+from .records import ActiveRun, EngineUpdate
+from .updates import Updates
+
+if TYPE_CHECKING:
+    from .driver import RunDriver
+    from .engine import Engine
+
+RUN_SQL: Final = (
+    "INSERT INTO workflow_runs (id, workflow_id, version, correlation_id, chain, depth, trigger, "
+    "limit_key, test, status, started_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)"
+)
+
+
+def workflow_of(correlation_id: str) -> str:
+    """The workflow id a correlation id belongs to (``<workflow>/<run>``)."""
+    return correlation_id.rpartition("/")[0]
+
+
+def limit_key(mode: str, event: NvrEvent) -> str:
+    """What "one at a time" counts per: a track, a plate, or (default) a camera."""
+    if mode == "track" and event.track_id is not None:
+        return f"track:{event.camera_id or ''}:{event.track_id}"
+    if mode == "plate" and event.plate is not None:
+        return f"plate:{event.plate}"
+    return f"camera:{event.camera_id or event.camera_role or ''}"
+
+
+class Admission:
+    """Turns matched events into started or joined runs."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        catalog: Catalog,
+        due: DueRows,
+        driver: RunDriver,
+        counters: Counters,
+        updates: Updates,
+    ) -> None:
+        self.e = engine
+        self._catalog = catalog
+        self._due = due
+        self._driver = driver
+        self._runs = driver.runs
+        self._counters = counters
+        self._updates = updates
+
+    def offer(self, found: Sequence[Candidate], event: NvrEvent) -> tuple[str, ...]:
+        """The event matched ``found``; returns the runs it started or joined."""
+        self.e.stats.matched += 1
+        out: list[str] = []
+        for candidate in found:
+            run_id = self._consider(candidate.workflow_id, event)
+            if run_id is not None:
+                out.append(run_id)
+        return tuple(out)
+
+    def _consider(self, workflow_id: str, event: NvrEvent) -> str | None:
+        entry = self._catalog.entries.get(workflow_id)
+        if entry is None or entry.state not in RUNNABLE:
+            return None
+        if event.chain and workflow_of(event.chain[-1]) == workflow_id:
+            self._counters.count(workflow_id, "dropped:own_event")
+            return None
+        trigger = entry.workflow.when
+        if (
+            isinstance(trigger, model.CameraOfflineTrigger)
+            and trigger.for_s > 0
+            and event.kind == "camera_offline"
+        ):
+            self._due.watch_offline(entry, trigger, event)
+            return None
+        return self.admit(entry, event)
+
+    def admit(self, entry: Entry, event: NvrEvent) -> str | None:
+        """Apply the workflow's limits: start, join, or drop (counted)."""
+        workflow = entry.workflow
+        limiter = self._catalog.limiter(entry.workflow_id, workflow)
+        key = limit_key(workflow.limits.one_at_a_time, event)
+        now = self.e.now_ts()
+        verdict = limiter.check(key, len(event.chain) + 1, now)
+        if verdict.action == "start":
+            return self._start_run(entry, event, key, now).run_id
+        if verdict.action == "join" and verdict.run_id is not None:
+            run = self._runs.get(verdict.run_id)
+            if run is not None:
+                run.seen_again += 1
+                self.e.stats.joined += 1
+                self._counters.seen_dirty.add(run.run_id)
+                self._counters.count(entry.workflow_id, "seen_again")
+                self._updates.emit(
+                    EngineUpdate(
+                        "seen_again", entry.workflow_id, run.run_id, {"seen_again": run.seen_again}
+                    )
+                )
+                return run.run_id
+            limiter.ended(key, verdict.run_id)
+            return self.admit(entry, event)
+        reason = verdict.reason or "limit"
+        stats = self.e.stats
+        stats.dropped[reason] = stats.dropped.get(reason, 0) + 1
+        self._counters.count(entry.workflow_id, f"dropped:{reason}")
+        return None
+
+    def _start_run(self, entry: Entry, event: NvrEvent, key: str, now: float) -> ActiveRun:
+        run_id = uuid.uuid4().hex
+        correlation_id = f"{entry.workflow_id}/{run_id}"
+        run = ActiveRun(
+            run_id=run_id,
+            workflow_id=entry.workflow_id,
+            version=entry.version,
+            workflow=entry.workflow,
+            correlation_id=correlation_id,
+            chain=(*event.chain, correlation_id),
+            event=event,
+            limit_key=key,
+            test=entry.state == "test",
+            started_at=now,
+        )
+        self._catalog.limiter(entry.workflow_id).started(key, run_id, now)
+        self._runs[run_id] = run
+        self.e.store.execute_nowait(
+            RUN_SQL,
+            (
+                run_id,
+                entry.workflow_id,
+                entry.version,
+                correlation_id,
+                json.dumps(run.chain),
+                len(run.chain),
+                json.dumps(event.summary(), default=str),
+                key,
+                int(run.test),
+                "running",
+                now,
+            ),
+        )
+        self.e.stats.started += 1
+        self._counters.count(entry.workflow_id, "started")
+        self._updates.emit(EngineUpdate("run_started", entry.workflow_id, run_id))
+        self._driver.spawn(run)
+        return run

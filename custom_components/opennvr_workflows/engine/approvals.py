@@ -1,0 +1,151 @@
+"""Questions to people: open approvals, their answers, timeouts and cancellations.
+
+An approval is stored (with its timeout as a due row) before the question is
+delivered, so an answer that arrives after a restart still finds it. Closing
+one, for whatever reason, tells the host so it can withdraw the question from
+wherever it showed it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
+
+from .errors import UnknownApprovalError
+from .records import ActiveRun, ApprovalRecord, EngineUpdate
+from .updates import Updates
+
+if TYPE_CHECKING:
+    from .due import DueRows
+    from .engine import Engine
+
+_LOGGER = logging.getLogger(__name__)
+
+
+class Approvals:
+    """The approvals of active runs, by id (:attr:`records`)."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        updates: Updates,
+        due: DueRows,
+        runs: Mapping[str, ActiveRun],
+        resume: Callable[[ActiveRun], None],
+    ) -> None:
+        self.e = engine
+        self._updates = updates
+        self._due = due
+        self._runs = runs
+        self._resume = resume
+        self.records: dict[str, ApprovalRecord] = {}
+
+    def open(self, approval: ApprovalRecord) -> None:
+        """Store a new approval (and its timeout, if it is pending)."""
+        self.records[approval.approval_id] = approval
+        self.e.store.execute_nowait(
+            "INSERT OR REPLACE INTO workflow_approvals (id, run_id, step_path, workflow_id, who, "
+            "message, replies, default_reply, camera_id, status, created_at, expires_at) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                approval.approval_id,
+                approval.run_id,
+                approval.step_path,
+                approval.workflow_id,
+                json.dumps(approval.who),
+                approval.message,
+                json.dumps(approval.replies),
+                approval.default,
+                approval.camera_id,
+                approval.status,
+                approval.created_at,
+                approval.expires_at,
+            ),
+        )
+        if approval.status == "pending":
+            self._due.add(
+                f"timeout:{approval.approval_id}",
+                "approval_timeout",
+                approval.workflow_id,
+                approval.run_id,
+                approval.expires_at,
+                {"approval_id": approval.approval_id},
+            )
+            self._updates.emit(
+                EngineUpdate(
+                    "approval_opened",
+                    approval.workflow_id,
+                    approval.run_id,
+                    {"approval_id": approval.approval_id},
+                )
+            )
+
+    async def answer(self, approval_id: str, reply: str, user: str | None) -> None:
+        approval = self.records.get(approval_id)
+        if approval is None or approval.status != "pending":
+            raise UnknownApprovalError(f"approval {approval_id!r} is not open")
+        if reply not in approval.replies:
+            raise ValueError(f"reply {reply!r}: must be one of {list(approval.replies)}")
+        self.close(approval, "answered", reply, user)
+        await self.e.store.flush()
+        run = self._runs.get(approval.run_id)
+        if run is not None:
+            self._resume(run)
+
+    def time_out(self, approval_id: str) -> None:
+        """The approval's timeout came due: take its default and resume its run."""
+        approval = self.records.get(approval_id)
+        if approval is not None and approval.status == "pending":
+            self.close(approval, "timed_out", approval.default, None)
+            run = self._runs.get(approval.run_id)
+            if run is not None:
+                self._resume(run)
+
+    def pending(self) -> list[tuple[ApprovalRecord, int]]:
+        out = []
+        for approval in self.records.values():
+            if approval.status == "pending":
+                run = self._runs.get(approval.run_id)
+                out.append((approval, run.seen_again if run else 0))
+        return out
+
+    def end_run(self, run_id: str) -> None:
+        """Forget a finished run's approvals; cancel those still pending."""
+        for approval in [a for a in self.records.values() if a.run_id == run_id]:
+            del self.records[approval.approval_id]
+            if approval.status == "pending":
+                self.close(approval, "cancelled", None, None)
+
+    def close(
+        self, approval: ApprovalRecord, status: str, reply: str | None, user: str | None
+    ) -> None:
+        approval.status = status
+        approval.reply = reply
+        approval.answered_by = user
+        approval.answered_at = self.e.now_ts()
+        self.e.store.execute_nowait(
+            "UPDATE workflow_approvals SET status=?, reply=?, answered_by=?, answered_at=? "
+            "WHERE id=?",
+            (status, reply, user, approval.answered_at, approval.approval_id),
+        )
+        self._due.drop(f"timeout:{approval.approval_id}")
+        self._updates.emit(
+            EngineUpdate(
+                "approval_closed",
+                approval.workflow_id,
+                approval.run_id,
+                {"approval_id": approval.approval_id, "status": status},
+            )
+        )
+        asyncio.get_running_loop().create_task(self._tell_closed(approval))
+
+    async def _tell_closed(self, approval: ApprovalRecord) -> None:
+        try:
+            await self.e.effects.approval_closed(
+                approval.approval_id, approval.reply, approval.answered_by
+            )
+        except Exception:
+            _LOGGER.exception("approval_closed failed for %s", approval.approval_id)

@@ -1,0 +1,165 @@
+"""Ask a person steps, and the approvals any step opens.
+
+The approval is stored (with its timeout) before the question is delivered and
+the run then parks as ``waiting``; the answer, the timeout or a restart resumes
+it, and the replay reads the answer from the approval. An AI step's ask tool
+uses the same approvals (:meth:`Asking.open` and :meth:`Asking.deliver`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Final
+
+from ..workflow import model
+from .ports import ApprovalRequest, ProviderUnavailable
+from .recorder import StepRecorder, run_context
+from .records import SETTLED, ActiveRun, ApprovalRecord
+from .render import render
+from .steps import ProviderLost, Waiting
+
+if TYPE_CHECKING:
+    from .engine import Engine
+
+#: The outcome of a question nobody answered and that has no default.
+NO_ANSWER: Final = "no_answer"
+
+
+class Asking:
+    """Runs Ask a person steps; opens and delivers approvals."""
+
+    def __init__(self, engine: Engine, recorder: StepRecorder) -> None:
+        self.e = engine
+        self._recorder = recorder
+
+    async def ask(
+        self, run: ActiveRun, step: model.AskPersonStep, path: str, values: dict[str, Any]
+    ) -> str:
+        """Ask (or, in Test, note the question and take the default); the run
+        waits until the approval is answered or times out."""
+        rec = run.steps.get(path)
+        if rec is not None and rec.status in SETTLED:
+            answer_values(values, rec.result)
+            return rec.outcome or NO_ANSWER
+        fallback = step.default if step.default is not None else NO_ANSWER
+        message = render(step.message, values)
+        if run.test:
+            approval = self.open(
+                run,
+                f"{run.run_id}:{path}",
+                path,
+                step.roles,
+                message,
+                step.replies,
+                step.default,
+                step.timeout_s,
+                "would_have",
+            )
+            result = {
+                "would_have_asked": message,
+                "approval_id": approval.approval_id,
+                "answer": step.default,
+            }
+            self._recorder.record(
+                run, path, "ask_person", "would_have", outcome=fallback, result=result
+            )
+            answer_values(values, result)
+            return fallback
+        if rec is None:
+            approval = self.open(
+                run,
+                f"{run.run_id}:{path}",
+                path,
+                step.roles,
+                message,
+                step.replies,
+                step.default,
+                step.timeout_s,
+                "pending",
+            )
+            self._recorder.record(
+                run, path, "ask_person", "waiting", result={"approval_id": approval.approval_id}
+            )
+            await self.deliver(run, path, approval)
+            raise Waiting
+        approval_id = str((rec.result or {}).get("approval_id"))
+        found = self.e.approvals.get(approval_id)
+        if found is None:
+            raise ProviderLost(path, f"approval {approval_id} is missing")
+        approval = found
+        if approval.status == "pending":
+            if not approval.asked:
+                await self.deliver(run, path, approval)
+            raise Waiting
+        outcome = approval.reply if approval.status == "answered" else fallback
+        result = {
+            "approval_id": approval_id,
+            "answer": approval.reply,
+            "answered_by": approval.answered_by,
+            "status": approval.status,
+        }
+        self._recorder.record(
+            run, path, "ask_person", "done", outcome=outcome or NO_ANSWER, result=result
+        )
+        answer_values(values, result)
+        return outcome or NO_ANSWER
+
+    def open(
+        self,
+        run: ActiveRun,
+        approval_id: str,
+        path: str,
+        roles: Sequence[str],
+        message: str,
+        replies: Sequence[str],
+        default: str | None,
+        timeout_s: float,
+        status: str,
+    ) -> ApprovalRecord:
+        """Store an approval for this step before anything is delivered."""
+        now = self.e.now_ts()
+        approval = ApprovalRecord(
+            approval_id=approval_id,
+            run_id=run.run_id,
+            step_path=path,
+            workflow_id=run.workflow_id,
+            who=tuple(roles),
+            message=message,
+            replies=tuple(replies),
+            default=default,
+            camera_id=run.event.camera_id,
+            status=status,
+            created_at=now,
+            expires_at=now + timeout_s,
+        )
+        self.e.open_approval(approval)
+        return approval
+
+    async def deliver(self, run: ActiveRun, path: str, approval: ApprovalRecord) -> None:
+        """Make the approval durable, then hand it to the host."""
+        await self.e.store.flush()
+        request = ApprovalRequest(
+            approval_id=approval.approval_id,
+            who=approval.who,
+            message=approval.message,
+            replies=approval.replies,
+            expires_at=datetime.fromtimestamp(approval.expires_at, self.e.tz),
+            default=approval.default,
+            camera_id=approval.camera_id,
+            seen_again=run.seen_again,
+        )
+        try:
+            await self.e.effects.ask_person(run_context(run, path), request)
+        except ProviderUnavailable as err:
+            raise ProviderLost(path, str(err) or "nobody can be asked") from err
+        approval.asked = True
+        self.e.store.execute_nowait(
+            "UPDATE workflow_approvals SET asked=1 WHERE id=?", (approval.approval_id,)
+        )
+
+
+def answer_values(values: dict[str, Any], result: Mapping[str, Any] | None) -> None:
+    if result:
+        values["answer"] = result.get("answer")
+        values["answered_by"] = result.get("answered_by")

@@ -1,0 +1,85 @@
+"""Conditions: a workflow's ``if`` gate and ``if`` steps.
+
+A gate's result is recorded like any step, so a replay takes the branch that
+was taken the first time even if the time of day, the site mode or a list has
+changed since.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..workflow import model
+from .recorder import StepRecorder
+from .records import SETTLED, ActiveRun
+from .schedule import in_window
+
+if TYPE_CHECKING:
+    from .engine import Engine
+
+
+class Conditions:
+    """Evaluates and records condition lists."""
+
+    def __init__(self, engine: Engine, recorder: StepRecorder) -> None:
+        self.e = engine
+        self._recorder = recorder
+
+    async def gate(
+        self,
+        run: ActiveRun,
+        path: str,
+        conditions: Sequence[model.Condition],
+        values: dict[str, Any],
+    ) -> bool:
+        """Evaluate the conditions once; a replay takes the recorded result."""
+        rec = run.steps.get(path)
+        if rec is not None and rec.status in SETTLED:
+            return rec.outcome == "true"
+        results = [await self._condition(c, values) for c in conditions]
+        ok = all(results)
+        self._recorder.record(
+            run,
+            path,
+            "if",
+            "done",
+            outcome="true" if ok else "false",
+            result={"conditions": results},
+        )
+        return ok
+
+    async def _condition(self, cond: model.Condition, values: Mapping[str, Any]) -> bool:
+        match cond:
+            case model.TimeCondition():
+                return in_window(cond, self.e.local_now())
+            case model.SiteModeCondition(modes=modes):
+                return (await self.e.effects.site_mode()) in modes
+            case model.CameraCondition(roles=roles):
+                return values.get("camera") in roles
+            case model.ValueCondition():
+                return value_ok(cond, values.get(cond.name))
+            case model.ListCondition(name=name, list_name=list_name, negate=negate):
+                entries = {str(v).casefold() for v in await self.e.effects.site_list(list_name)}
+                value = values.get(name)
+                found = value is not None and str(value).casefold() in entries
+                return found != negate
+        return False
+
+
+def value_ok(cond: model.ValueCondition, value: Any) -> bool:
+    text = None if value is None else str(value)
+    if cond.is_in and text not in cond.is_in:
+        return False
+    if cond.is_not_in and text in cond.is_not_in:
+        return False
+    if cond.above is not None or cond.below is not None:
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            return False
+        if cond.above is not None and not number > cond.above:
+            return False
+        if cond.below is not None and not number < cond.below:
+            return False
+    return True

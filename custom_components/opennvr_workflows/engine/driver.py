@@ -1,0 +1,147 @@
+"""Driving runs: one task per run, from start to a waiting point or the end.
+
+The task calls the :class:`~.runner.Runner` until the run completes, waits
+for a person or a due time, or loses a provider. A resume that arrives while
+the task is still going (an answer racing the ask) is not lost: the task runs
+the replay once more before it parks the run. Ending a run writes its
+outcome, frees its limit slot and cancels its open approvals.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from .approvals import Approvals
+from .catalog import Catalog
+from .counters import Counters
+from .ports import AlertRequest
+from .recorder import run_context
+from .records import ActiveRun, EngineUpdate, StepRecord
+from .runner import Runner
+from .steps import ProviderLost, Waiting
+from .updates import Updates
+
+if TYPE_CHECKING:
+    from .engine import Engine
+
+_LOGGER = logging.getLogger(__name__)
+
+
+class RunDriver:
+    """Spawns, drives and ends runs; :attr:`runs` are the active ones."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        runs: dict[str, ActiveRun],
+        updates: Updates,
+        counters: Counters,
+        catalog: Catalog,
+        approvals: Approvals,
+    ) -> None:
+        self.e = engine
+        self.runs = runs
+        self._updates = updates
+        self._counters = counters
+        self._catalog = catalog
+        self._approvals = approvals
+        self._runner = Runner(engine)
+
+    def spawn(self, run: ActiveRun) -> None:
+        """Start (or, if its task is busy, re-run once more) the run's task."""
+        if run.task is not None and not run.task.done():
+            run.again = True
+            return
+        run.task = asyncio.get_running_loop().create_task(self._drive(run))
+
+    async def _drive(self, run: ActiveRun) -> None:
+        while True:
+            run.again = False
+            if run.status == "waiting":
+                run.status = "running"
+                self.e.store.execute_nowait(
+                    "UPDATE workflow_runs SET status='running' WHERE id=?", (run.run_id,)
+                )
+            try:
+                await self._runner.execute(run)
+            except Waiting:
+                if run.again:
+                    continue
+                run.status = "waiting"
+                self.e.store.execute_nowait(
+                    "UPDATE workflow_runs SET status='waiting' WHERE id=?", (run.run_id,)
+                )
+                self._updates.emit(EngineUpdate("run_waiting", run.workflow_id, run.run_id))
+                return
+            except ProviderLost as err:
+                self._provider_lost(run, err)
+                return
+            except asyncio.CancelledError:
+                raise
+            except Exception as err:
+                _LOGGER.exception("workflow %s run %s failed", run.workflow_id, run.run_id)
+                self._finish(run, "failed", error=f"{type(err).__name__}: {err}")
+                return
+            self._finish(run, "done")
+            return
+
+    def _finish(self, run: ActiveRun, status: str, error: str | None = None) -> None:
+        now = self.e.now_ts()
+        run.status = status  # type: ignore[assignment]
+        outcome = _last_outcome(run.steps)
+        self.e.store.execute_nowait(
+            "UPDATE workflow_runs SET status=?, outcome=?, ended_at=?, error=?, seen_again=?, "
+            "unknown_steps=? WHERE id=?",
+            (status, outcome, now, error, run.seen_again, run.unknown_steps, run.run_id),
+        )
+        self._counters.seen_dirty.discard(run.run_id)
+        self._catalog.limiter(run.workflow_id).ended(run.limit_key, run.run_id)
+        self.runs.pop(run.run_id, None)
+        self._approvals.end_run(run.run_id)
+        stats = self.e.stats
+        stats.ended += 1
+        if status == "failed":
+            stats.failed += 1
+        self._updates.emit(
+            EngineUpdate(
+                "run_ended",
+                run.workflow_id,
+                run.run_id,
+                {"status": status, "outcome": outcome, "error": error},
+            )
+        )
+
+    def _provider_lost(self, run: ActiveRun, err: ProviderLost) -> None:
+        """A provider is gone: fail the run and park its workflow version."""
+        reason = f"step {err.path}: {err.reason}"
+        _LOGGER.warning("workflow %s needs attention: %s", run.workflow_id, reason)
+        self._finish(run, "failed", error=f"provider lost: {reason}")
+        entry = self._catalog.entries.get(run.workflow_id)
+        if entry is not None and entry.version == run.version:
+            self._catalog.change_state(entry, "needs_attention", reason)
+
+    async def alert_unknown(self, run: ActiveRun, path: str, kind: str) -> None:
+        request = AlertRequest(
+            severity="high",
+            requested="high",
+            title=f"{run.workflow.name}: unknown result of {kind}",
+            message=(
+                f"The run was interrupted while step {path} ({kind}) was acting. It was not "
+                "repeated; check whether it happened."
+            ),
+            camera_id=run.event.camera_id,
+        )
+        try:
+            await self.e.effects.alert(run_context(run, path), request)
+        except Exception:
+            _LOGGER.exception("could not raise the unknown-result alert for %s", run.run_id)
+
+
+def _last_outcome(steps: Mapping[str, StepRecord]) -> str | None:
+    if not steps:
+        return None
+    last = max(steps.values(), key=lambda s: s.seq)
+    return last.outcome

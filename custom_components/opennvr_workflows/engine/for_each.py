@@ -1,0 +1,88 @@
+"""For each steps: repeat a branch over cameras, a site list or recent events.
+
+The items are recorded before the first iteration, so a replay walks the same
+items even if the list or the events changed meanwhile; each item's branch is
+an ordinary path (``<path>.<index>``), recorded and replayed like any other.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..workflow import model
+from .recorder import StepRecorder
+from .records import SETTLED, ActiveRun
+from .steps import Decider
+
+if TYPE_CHECKING:
+    from .engine import Engine
+
+#: The path walk: run ``steps`` under a path prefix with these values and decider.
+Walk = Callable[[ActiveRun, Sequence[model.Step], str, dict[str, Any], Decider], Awaitable[None]]
+
+
+class ForEachSteps:
+    """Runs For each steps; each item's steps go back through the path walk."""
+
+    def __init__(self, engine: Engine, recorder: StepRecorder, walk: Walk) -> None:
+        self.e = engine
+        self._recorder = recorder
+        self._walk = walk
+
+    async def run(
+        self,
+        run: ActiveRun,
+        step: model.ForEachStep,
+        path: str,
+        values: dict[str, Any],
+        decider: Decider,
+    ) -> None:
+        """Walk the step's branch once per item, collecting a line per item."""
+        rec = run.steps.get(path)
+        if rec is not None and rec.status in SETTLED:
+            if step.collect and rec.result is not None:
+                values[step.collect] = rec.result.get("collected", "")
+            return
+        if rec is not None and rec.result is not None and "items" in rec.result:
+            items = list(rec.result["items"])
+        else:
+            items = (await self._items(step))[: step.max_items]
+            self._recorder.record(run, path, "for_each", "running", result={"items": items})
+        lines: list[str] = []
+        for j, item in enumerate(items):
+            scope = dict(values)
+            scope.pop("reason", None)
+            scope[step.as_name] = item if not isinstance(item, Mapping) else _label(item)
+            if isinstance(step.items, model.ForEachCameras):
+                scope["camera"] = item
+            elif isinstance(item, Mapping):
+                scope["camera"] = item.get("camera", scope.get("camera"))
+                scope["event_type"] = item.get("event_type")
+            await self._walk(run, step.steps, f"{path}.{j}", scope, decider)
+            if step.collect:
+                label = scope[step.as_name]
+                reason = scope.get("reason")
+                lines.append(f"{label}: {reason}" if reason else str(label))
+        result: dict[str, Any] = {"items": items}
+        if step.collect:
+            result["collected"] = "\n".join(lines)
+            values[step.collect] = result["collected"]
+        self._recorder.record(run, path, "for_each", "done", outcome="done", result=result)
+
+    async def _items(self, step: model.ForEachStep) -> list[Any]:
+        match step.items:
+            case model.ForEachCameras(cameras=cameras):
+                return list(cameras)
+            case model.ForEachList(list_name=name):
+                return [str(v) for v in await self.e.effects.site_list(name)]
+            case model.ForEachEvents(within_s=within_s, cameras=cameras):
+                events = await self.e.effects.recent_events(cameras, within_s)
+                return [json.loads(json.dumps(dict(ev), default=str)) for ev in events]
+        return []
+
+
+def _label(item: Mapping[str, Any]) -> str:
+    parts = [str(item.get(k)) for k in ("time", "camera", "event_type") if item.get(k)]
+    return " ".join(parts) or json.dumps(item, default=str)

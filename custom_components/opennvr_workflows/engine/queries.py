@@ -1,0 +1,52 @@
+"""Read-only queries for a host's views: a run in full, a workflow's latest runs.
+
+They run on the store's thread like every other statement, so they see exactly
+what has been committed and never race the writer.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from .errors import UnknownRunError
+
+
+def run_detail(conn: sqlite3.Connection, run_id: str) -> dict[str, Any]:
+    """A run with its steps, tool calls and approvals, as stored."""
+    conn.row_factory = sqlite3.Row
+    try:
+        run = conn.execute("SELECT * FROM workflow_runs WHERE id=?", (run_id,)).fetchone()
+        if run is None:
+            raise UnknownRunError(f"no run {run_id!r}")
+        steps = conn.execute(
+            "SELECT * FROM workflow_run_steps WHERE run_id=? ORDER BY seq", (run_id,)
+        ).fetchall()
+        calls = conn.execute(
+            "SELECT * FROM workflow_tool_calls WHERE run_id=? ORDER BY started_at",
+            (run_id,),
+        ).fetchall()
+        approvals = conn.execute(
+            "SELECT * FROM workflow_approvals WHERE run_id=?", (run_id,)
+        ).fetchall()
+    finally:
+        conn.row_factory = None
+    return {
+        **dict(run),
+        "steps": [dict(s) for s in steps],
+        "tool_calls": [dict(c) for c in calls],
+        "approvals": [dict(a) for a in approvals],
+    }
+
+
+def latest_runs(conn: sqlite3.Connection, workflow_id: str, limit: int) -> list[dict[str, Any]]:
+    """The workflow's latest runs, newest first."""
+    conn.row_factory = sqlite3.Row
+    try:
+        rows = conn.execute(
+            "SELECT * FROM workflow_runs WHERE workflow_id=? ORDER BY started_at DESC LIMIT ?",
+            (workflow_id, limit),
+        ).fetchall()
+    finally:
+        conn.row_factory = None
+    return [dict(r) for r in rows]

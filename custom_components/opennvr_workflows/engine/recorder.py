@@ -1,0 +1,148 @@
+"""Step records: the in-memory mirror of ``workflow_run_steps`` and its writes.
+
+Every executor goes through :meth:`StepRecorder.record`, so the record in
+memory (which the replay reads) and the row queued for the database (which a
+restart reads) can never disagree.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Final
+
+from .ports import AiResult, JsonMap, RunContext
+from .records import SETTLED, ActiveRun, StepRecord
+
+if TYPE_CHECKING:
+    from .engine import Engine
+
+STEP_SQL: Final = (
+    "INSERT OR REPLACE INTO workflow_run_steps (run_id, path, seq, kind, status, inputs, "
+    "result, outcome, started_at, ended_at, ms, fields, reason, confidence, "
+    "confidence_source, self_reported, unsure_reason, rule, model, usage, state) "
+    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+)
+TRACE_SQL: Final = (
+    "INSERT OR IGNORE INTO workflow_tool_calls (id, run_id, step_path, workflow_id, kind, "
+    "name, args_asked, result, status, mode, started_at, ms, tokens_in, tokens_out) "
+    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+)
+
+
+def dumps(value: Any) -> str | None:
+    """Compact JSON for a column (``None`` stays NULL)."""
+    return None if value is None else json.dumps(value, default=str, separators=(",", ":"))
+
+
+def run_context(run: ActiveRun, path: str) -> RunContext:
+    """What the host's effects and the AI port learn about the step calling them."""
+    return RunContext(
+        workflow_id=run.workflow_id,
+        workflow_name=run.workflow.name,
+        version=run.version,
+        run_id=run.run_id,
+        correlation_id=run.correlation_id,
+        chain=run.chain,
+        step_path=path,
+        test=run.test,
+        trigger=run.event,
+    )
+
+
+class StepRecorder:
+    """Writes step records and AI tool-call traces."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.e = engine
+
+    def record(
+        self,
+        run: ActiveRun,
+        path: str,
+        kind: str,
+        status: str,
+        *,
+        outcome: str | None = None,
+        inputs: dict[str, Any] | None = None,
+        result: dict[str, Any] | None = None,
+        state: dict[str, Any] | None = None,
+        ai: AiResult | None = None,
+    ) -> StepRecord:
+        """Update the step's record in memory and queue its row."""
+        now = self.e.now_ts()
+        rec = run.steps.get(path)
+        if rec is None:
+            run.seq += 1
+            rec = StepRecord(path=path, kind=kind, status=status, seq=run.seq, started_at=now)
+            run.steps[path] = rec
+        rec.status = status
+        rec.outcome = outcome if outcome is not None else rec.outcome
+        if inputs is not None:
+            rec.inputs = inputs
+        if result is not None:
+            rec.result = result
+        rec.state = state
+        if status in SETTLED:
+            rec.ended_at = now
+        ms = None if rec.ended_at is None else int((rec.ended_at - rec.started_at) * 1000)
+        params: tuple[Any, ...] = (
+            run.run_id,
+            path,
+            rec.seq,
+            kind,
+            status,
+            dumps(rec.inputs),
+            dumps(rec.result),
+            rec.outcome,
+            rec.started_at,
+            rec.ended_at,
+            ms,
+        )
+        if ai is not None:
+            params += (
+                dumps(dict(ai.fields)),
+                ai.reason,
+                ai.confidence,
+                ai.confidence_source,
+                ai.self_reported,
+                ai.unsure_reason,
+                ai.rule,
+                ai.model,
+                dumps(dict(ai.usage)),
+                dumps(state),
+            )
+        else:
+            params += (None, None, None, None, None, None, None, None, None, dumps(state))
+        self.e.store.execute_nowait(STEP_SQL, params)
+        return rec
+
+    def trace(self, run: ActiveRun, path: str, rows: Sequence[JsonMap]) -> None:
+        """Queue an AI step's tool calls (the trace its result carries)."""
+        if not rows:
+            return
+        params = [
+            (
+                str(r.get("id")),
+                run.run_id,
+                path,
+                run.workflow_id,
+                str(r.get("kind", "tool")),
+                str(r.get("name", "")),
+                dumps(r.get("args_asked")),
+                str(r.get("result", "")),
+                str(r.get("status", "ok")),
+                r.get("mode"),
+                float(r.get("started_at") or 0.0),
+                int(r.get("ms") or 0),
+                r.get("tokens_in"),
+                r.get("tokens_out"),
+            )
+            for r in rows
+        ]
+
+        def write(conn: sqlite3.Connection) -> None:
+            conn.executemany(TRACE_SQL, params)
+
+        self.e.store.submit_nowait(write)

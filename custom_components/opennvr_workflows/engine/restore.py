@@ -1,0 +1,225 @@
+"""Restart: read the file in one transaction, then rebuild the engine's memory.
+
+What survives a restart is exactly what is in the database: running and waiting
+runs with their step records (their replay resumes them), their approvals, the
+due rows, the marks, and the last hour of starts and AI calls (so a restart
+never resets a workflow's hourly limits). A run whose workflow version cannot
+be read any more is failed with a located reason instead of being resumed.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..workflow import model
+from .catalog import Catalog
+from .events import NvrEvent
+from .marks import Marks
+from .records import ActiveRun, ApprovalRecord, StepRecord
+from .store import chunks
+from .versions import VersionDecodeError, loads
+
+if TYPE_CHECKING:
+    from .engine import Engine
+
+_LOGGER = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class Loaded:
+    """What :meth:`Engine.start` reads from the file, in one transaction."""
+
+    workflows: list[tuple[Any, ...]]
+    runs: list[tuple[Any, ...]]
+    steps: list[tuple[Any, ...]]
+    approvals: list[tuple[Any, ...]]
+    due: list[tuple[Any, ...]]
+    marks: list[tuple[Any, ...]]
+    versions: dict[tuple[str, str], str]
+    starts: list[tuple[str, str, float]]
+    ai_calls: list[tuple[str, float]]
+
+
+def load(conn: sqlite3.Connection, now: float) -> Loaded:
+    """Read everything a start needs (runs on the store's thread)."""
+    runs = conn.execute(
+        "SELECT id, workflow_id, version, correlation_id, chain, trigger, limit_key, test, "
+        "status, seen_again, unknown_steps, started_at FROM workflow_runs "
+        "WHERE status IN ('running', 'waiting')"
+    ).fetchall()
+    run_ids = [r[0] for r in runs]
+    steps: list[tuple[Any, ...]] = []
+    approvals: list[tuple[Any, ...]] = []
+    versions: dict[tuple[str, str], str] = {}
+    for chunk in chunks(run_ids, 500):
+        marks = ",".join("?" * len(chunk))
+        steps += conn.execute(
+            "SELECT run_id, path, seq, kind, status, inputs, result, outcome, started_at, "
+            f"ended_at, state FROM workflow_run_steps WHERE run_id IN ({marks})",
+            chunk,
+        ).fetchall()
+        approvals += conn.execute(
+            "SELECT id, run_id, step_path, workflow_id, who, message, replies, default_reply, "
+            "camera_id, status, reply, answered_by, asked, created_at, expires_at, answered_at "
+            f"FROM workflow_approvals WHERE run_id IN ({marks})",
+            chunk,
+        ).fetchall()
+    for workflow_id, version in {(r[1], r[2]) for r in runs}:
+        row = conn.execute(
+            "SELECT source FROM workflow_versions WHERE workflow_id=? AND version=?",
+            (workflow_id, version),
+        ).fetchone()
+        if row is not None:
+            versions[(workflow_id, version)] = row[0]
+    hour_ago = now - 3600.0
+    return Loaded(
+        workflows=conn.execute("SELECT id, state, reason, version FROM workflows").fetchall(),
+        runs=runs,
+        steps=steps,
+        approvals=approvals,
+        due=conn.execute(
+            "SELECT id, kind, workflow_id, run_id, due_at, payload FROM workflow_due"
+        ).fetchall(),
+        marks=conn.execute("SELECT run_id, right, ai_steps FROM workflow_marks").fetchall(),
+        versions=versions,
+        starts=conn.execute(
+            "SELECT workflow_id, limit_key, started_at FROM workflow_runs WHERE started_at > ? "
+            "ORDER BY started_at",
+            (hour_ago,),
+        ).fetchall(),
+        ai_calls=conn.execute(
+            "SELECT workflow_id, started_at FROM workflow_tool_calls WHERE kind='llm' "
+            "AND started_at > ?",
+            (hour_ago,),
+        ).fetchall(),
+    )
+
+
+def restore_limits(loaded: Loaded, catalog: Catalog) -> None:
+    """Refill each workflow's hourly windows with the last hour's starts and AI calls."""
+    starts: dict[str, list[tuple[str, float]]] = {}
+    for workflow_id, key, at in loaded.starts:
+        starts.setdefault(workflow_id, []).append((key, at))
+    ai_calls: dict[str, list[float]] = {}
+    for workflow_id, at in loaded.ai_calls:
+        ai_calls.setdefault(workflow_id, []).append(at)
+    for workflow_id in set(starts) | set(ai_calls):
+        entry = catalog.entries.get(workflow_id)
+        limiter = catalog.limiter(workflow_id, entry.workflow if entry else None)
+        limiter.restore(starts.get(workflow_id, []), ai_calls.get(workflow_id, []))
+
+
+def restore_marks(loaded: Loaded, marks: Marks) -> None:
+    for run_id, right, keys_json in loaded.marks:
+        marks.restore(run_id, bool(right), tuple(json.loads(keys_json)))
+
+
+def restore_approvals(loaded: Loaded, into: dict[str, ApprovalRecord]) -> None:
+    for row in loaded.approvals:
+        approval = ApprovalRecord(
+            approval_id=row[0],
+            run_id=row[1],
+            step_path=row[2],
+            workflow_id=row[3],
+            who=tuple(json.loads(row[4])),
+            message=row[5],
+            replies=tuple(json.loads(row[6])),
+            default=row[7],
+            camera_id=row[8],
+            status=row[9],
+            reply=row[10],
+            answered_by=row[11],
+            asked=bool(row[12]),
+            created_at=row[13],
+            expires_at=row[14],
+            answered_at=row[15],
+        )
+        into[approval.approval_id] = approval
+
+
+def restore_runs(
+    loaded: Loaded, engine: Engine, catalog: Catalog, into: dict[str, ActiveRun]
+) -> None:
+    """Rebuild the active runs on the workflow version each started with."""
+    steps = _steps_by_run(loaded.steps)
+    workflows: dict[tuple[str, str], model.Workflow] = {}
+    for row in loaded.runs:
+        (
+            run_id,
+            workflow_id,
+            version,
+            correlation_id,
+            chain,
+            trigger,
+            key,
+            test,
+            status,
+            seen_again,
+            unknown,
+            started_at,
+        ) = row
+        workflow = workflows.get((workflow_id, version))
+        if workflow is None:
+            entry = catalog.entries.get(workflow_id)
+            if entry is not None and entry.version == version:
+                workflow = entry.workflow
+            else:
+                try:
+                    workflow = loads(loaded.versions[(workflow_id, version)])
+                except (KeyError, VersionDecodeError, ValueError) as err:
+                    _LOGGER.exception("run %s: its workflow version is unreadable", run_id)
+                    engine.store.execute_nowait(
+                        "UPDATE workflow_runs SET status='failed', ended_at=?, error=? WHERE id=?",
+                        (engine.now_ts(), f"workflow version unreadable: {err}", run_id),
+                    )
+                    continue
+            workflows[(workflow_id, version)] = workflow
+        run_steps = steps.get(run_id, {})
+        run = ActiveRun(
+            run_id=run_id,
+            workflow_id=workflow_id,
+            version=version,
+            workflow=workflow,
+            correlation_id=correlation_id,
+            chain=tuple(json.loads(chain)),
+            event=NvrEvent.from_summary(json.loads(trigger)),
+            limit_key=key,
+            test=bool(test),
+            started_at=started_at,
+            status=status,
+            seen_again=seen_again,
+            unknown_steps=unknown,
+            steps=run_steps,
+            seq=max((s.seq for s in run_steps.values()), default=0),
+        )
+        into[run_id] = run
+        limiter = catalog.limiter(workflow_id, workflow)
+        limiter.active[key] = run_id
+
+
+def _steps_by_run(rows: Iterable[tuple[Any, ...]]) -> dict[str, dict[str, StepRecord]]:
+    steps: dict[str, dict[str, StepRecord]] = {}
+    for row in rows:
+        rec = StepRecord(
+            path=row[1],
+            seq=row[2],
+            kind=row[3],
+            status=row[4],
+            inputs=_loads(row[5]),
+            result=_loads(row[6]),
+            outcome=row[7],
+            started_at=row[8],
+            ended_at=row[9],
+            state=_loads(row[10]),
+        )
+        steps.setdefault(row[0], {})[rec.path] = rec
+    return steps
+
+
+def _loads(text: str | None) -> Any:
+    return None if text is None else json.loads(text)

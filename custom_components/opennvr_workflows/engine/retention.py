@@ -1,0 +1,66 @@
+"""Retention: ended runs older than the retention period are deleted, in chunks.
+
+Chunks keep each transaction short, so pruning a large backlog never holds the
+writer long enough to stall the runs being recorded. Marks are not pruned:
+they are the AI steps' accuracy record, which must outlive the runs.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Final
+
+from .store import Store, chunks
+
+if TYPE_CHECKING:
+    from .engine import Engine
+
+_LOGGER = logging.getLogger(__name__)
+
+PRUNE_CHUNK: Final = 500
+
+
+async def prune_before(store: Callable[[], Store], cutoff: float) -> int:
+    """Delete ended runs (with their steps, tool calls and approvals) started
+    before ``cutoff``, and counters older than it; returns the runs removed."""
+    removed = 0
+    while True:
+        count: int = await store().submit(lambda c: _prune_chunk(c, cutoff))
+        removed += count
+        if count < PRUNE_CHUNK:
+            return removed
+
+
+async def prune_every(engine: Engine) -> None:
+    """The retention task: prune every ``retention_interval_s`` (read each time,
+    so a host may change it); a failure is logged, not fatal."""
+    while True:
+        await engine.clock.sleep(engine.retention_interval_s)
+        try:
+            await engine.prune()
+        except Exception:
+            _LOGGER.exception("pruning old runs failed")
+
+
+def _prune_chunk(conn: sqlite3.Connection, cutoff: float) -> int:
+    ids = [
+        r[0]
+        for r in conn.execute(
+            "SELECT id FROM workflow_runs WHERE started_at < ? AND status NOT IN "
+            "('running', 'waiting') LIMIT ?",
+            (cutoff, PRUNE_CHUNK),
+        ).fetchall()
+    ]
+    for chunk in chunks(ids, 500):
+        marks = ",".join("?" * len(chunk))
+        for table, column in (
+            ("workflow_run_steps", "run_id"),
+            ("workflow_tool_calls", "run_id"),
+            ("workflow_approvals", "run_id"),
+            ("workflow_runs", "id"),
+        ):
+            conn.execute(f"DELETE FROM {table} WHERE {column} IN ({marks})", chunk)
+    conn.execute("DELETE FROM workflow_limit_counters WHERE hour < ?", (int(cutoff // 3600),))
+    return len(ids)

@@ -1,0 +1,121 @@
+"""Steps a person answers: Ask a person (a path per reply and for ``no_answer``) and Call.
+
+Only a person's real answer clears the safety rule again after an AI decision, so the paths
+opened here are where it happens: a reply path is *answered*, unless the reply is also the
+question's ``default`` (taken when nobody answers), and ``no_answer`` never is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..model import AskPersonStep, CallStep
+from ..paths import PathPart
+from .context import CheckContext
+from .duration_ranges import check_duration
+from .placeholders import check_text
+from .scope import Branch, Scope
+
+__all__ = ["check_ask_person", "check_call"]
+
+#: What a person's answer defines on its path.
+_ANSWER_NAMES = frozenset({"answer", "answered_by"})
+
+
+def check_ask_person(
+    ctx: CheckContext, step: AskPersonStep, scope: Scope, parts: tuple[PathPart, ...]
+) -> list[Branch]:
+    """Check one question; return its paths, the answered ones gated and cleared of the AI."""
+    body = (*parts, "ask_person")
+    check_text(ctx, step.message, scope, (*body, "message"))
+    check_duration(ctx, step.timeout_s, "ask_timeout", "the timeout", (*body, "timeout"))
+    seen: dict[str, str] = {}
+    for i, reply in enumerate(step.replies):
+        folded = reply.casefold()
+        if folded in seen or folded in ("no_answer", "ask_person"):
+            clash = seen.get(folded, reply)
+            ctx.report(
+                "WF-ASK-REPLY-DUPLICATE",
+                f"the reply {reply!r} reads the same as {clash!r}; replies must be told "
+                "apart at a glance, and `no_answer` is the timeout's path",
+                (*body, "replies", i),
+            )
+        seen[folded] = reply
+    if step.default is not None and step.default not in step.replies:
+        ctx.report(
+            "WF-ASK-DEFAULT-UNKNOWN",
+            f"the default {step.default!r} is not one of the replies ("
+            + ", ".join(step.replies)
+            + ")",
+            (*body, "default"),
+        )
+    if step.default is not None and "no_answer" in step.paths:
+        ctx.report(
+            "WF-ASK-DEFAULT-AND-NO-ANSWER",
+            f"with a default reply ({step.default}), no answer takes that reply's path; "
+            "remove `no_answer`, or remove the default",
+            (*parts, "no_answer"),
+            key=True,
+        )
+    outcomes = step.outcomes
+    for outcome in outcomes:
+        if outcome not in step.paths:
+            fix = (
+                "add `no_answer: [...]`, or a `default:` reply"
+                if outcome == "no_answer"
+                else f"add `{outcome}: [...]` beside `ask_person:`"
+            )
+            ctx.report(
+                "WF-ASK-PATH-MISSING",
+                f"{outcome!r} has no path; {fix} (`[]` to do nothing)",
+                parts,
+            )
+    for key in step.paths:
+        if key not in outcomes and key != "no_answer":
+            ctx.report(
+                "WF-ASK-PATH-UNKNOWN",
+                f"{key!r} is not a reply of this question ("
+                + ", ".join(step.replies)
+                + "); fix the spelling, or add it to `replies`",
+                (*parts, key),
+                key=True,
+            )
+    branches: list[Branch] = []
+    for outcome, path in step.paths.items():
+        answered = outcome in step.replies and outcome != step.default
+        if answered:
+            inner = replace(
+                scope,
+                names=scope.names | _ANSWER_NAMES,
+                gated=True,
+                ai=None,
+                depth=scope.depth + 1,
+            )
+        else:
+            inner = replace(scope, depth=scope.depth + 1)
+        branches.append(Branch(path, inner, (*parts, outcome)))
+    return branches
+
+
+def check_call(
+    ctx: CheckContext, step: CallStep, scope: Scope, parts: tuple[PathPart, ...]
+) -> list[Branch]:
+    """Refuse a Call (not available yet), and return its paths so they are checked too."""
+    ctx.report(
+        "WF-CALL-NOT-AVAILABLE",
+        "the Call step (a voice agent phoning someone) is not available yet; use "
+        "ask_person, which asks on the phone with reply buttons",
+        (*parts, "call"),
+        key=True,
+    )
+    branches: list[Branch] = []
+    for outcome, path in step.paths.items():
+        answered = outcome != "no_answer"
+        inner = replace(
+            scope,
+            gated=scope.gated or answered,
+            ai=None if answered else scope.ai,
+            depth=scope.depth + 1,
+        )
+        branches.append(Branch(path, inner, (*parts, outcome)))
+    return branches

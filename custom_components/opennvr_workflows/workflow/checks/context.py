@@ -1,0 +1,59 @@
+"""What one validation collects while it walks a workflow: problems, skills used, steps seen.
+
+Every check reports through one :class:`CheckContext`, so each problem is located the same way
+(a JSON path of the file's canonical form, turned into a line by the caller's locator) and the
+skills steps use are gathered in file order, for the ``needs`` check that runs last.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..model import Workflow
+from ..paths import PathPart, format_path
+from ..problems import Problem, ProblemSeverity
+from ..yaml_loader import Mark
+
+__all__ = ["CheckContext", "Locator", "no_location"]
+
+#: Turns a path into a position: ``(parts, key=...) -> Mark``.
+type Locator = Callable[..., Mark]
+
+
+def no_location(parts: tuple[PathPart, ...], *, key: bool = False) -> Mark:
+    """The locator for a model with no file behind it: every problem sits at 0:0."""
+    return Mark(0, 0)
+
+
+class CheckContext:
+    """One validation of one workflow: the problems found so far, in the order found."""
+
+    def __init__(self, workflow: Workflow, locate: Locator, skills: frozenset[str] | None):
+        self.workflow = workflow
+        self.locate = locate
+        #: The site's skill registry; None skips the check that the site has them.
+        self.skills = skills
+        self.problems: list[Problem] = []
+        #: Steps seen so far, for the cap on steps.
+        self.steps = 0
+        #: Each skill a step uses, with the path of the first step that uses it.
+        self.used_skills: dict[str, tuple[PathPart, ...]] = {}
+
+    def report(
+        self,
+        code: str,
+        message: str,
+        parts: tuple[PathPart, ...],
+        *,
+        key: bool = False,
+        severity: ProblemSeverity = "error",
+    ) -> None:
+        """Record a problem at ``parts``; ``key`` points at the key rather than its value."""
+        mark = self.locate(parts, key=key)
+        self.problems.append(
+            Problem(code, message, format_path(parts), mark.line, mark.column, severity)
+        )
+
+    def need(self, skill: str, parts: tuple[PathPart, ...]) -> None:
+        """Note that the step at ``parts`` uses ``skill`` (the first user is the one named)."""
+        self.used_skills.setdefault(skill, parts)

@@ -1,0 +1,59 @@
+"""The semantic pass: every check of one workflow, in file order, from one entry point.
+
+Order matters to nobody reading a sorted report, but the skills ``needs`` must list are only
+known once every step was seen, so the ``needs`` check runs last.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..model import Workflow
+from ..problems import Problem
+from ..vocabulary import MAX_STEPS, trigger_placeholders
+from .conditions import check_condition
+from .context import CheckContext, Locator, no_location
+from .duration_ranges import check_duration
+from .flow import check_steps
+from .scope import Scope
+from .skills import check_needs
+from .triggers import check_trigger
+
+__all__ = ["check_workflow"]
+
+
+def check_workflow(
+    workflow: Workflow,
+    *,
+    locate: Locator = no_location,
+    skills: frozenset[str] | None = None,
+) -> list[Problem]:
+    """Every semantic problem of ``workflow``; ``locate`` turns JSON paths into positions."""
+    ctx = CheckContext(workflow, locate, skills)
+    base = Scope(names=trigger_placeholders(workflow.when))
+    check_trigger(ctx)
+    check_duration(
+        ctx, workflow.limits.cooldown_s, "cooldown", "the cooldown", ("limits", "cooldown")
+    )
+    if workflow.state == "on":
+        ctx.report(
+            "WF-STATE-ON",
+            "this file turns itself on when imported; shared workflows should say "
+            "`state: test`, so they run in Test (actions recorded, not performed) first",
+            ("state",),
+            severity="warning",
+        )
+    for i, condition in enumerate(workflow.conditions):
+        check_condition(ctx, condition, base, ("if", i))
+    scope = replace(base, gated=bool(workflow.conditions))
+    check_steps(ctx, workflow.then, scope, ("then",))
+    check_steps(ctx, workflow.always, scope, ("always",))
+    if ctx.steps > MAX_STEPS:
+        ctx.report(
+            "WF-TOO-MANY-STEPS",
+            f"the workflow has {ctx.steps} steps; at most {MAX_STEPS} are allowed (three to "
+            "seven read best: split it into several workflows)",
+            (),
+        )
+    check_needs(ctx)
+    return ctx.problems
