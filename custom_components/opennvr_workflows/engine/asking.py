@@ -44,8 +44,8 @@ class Asking:
             return rec.outcome or NO_ANSWER
         fallback = step.default if step.default is not None else NO_ANSWER
         message = render(step.message, values)
-        if run.test:
-            approval = self.open(
+        def open_as(status: str) -> ApprovalRecord:
+            return self.open(
                 run,
                 f"{run.run_id}:{path}",
                 path,
@@ -54,8 +54,11 @@ class Asking:
                 step.replies,
                 step.default,
                 step.timeout_s,
-                "would_have",
+                status,
             )
+
+        if run.test:
+            approval = open_as("would_have")
             result = {
                 "would_have_asked": message,
                 "approval_id": approval.approval_id,
@@ -67,17 +70,7 @@ class Asking:
             answer_values(values, result)
             return fallback
         if rec is None:
-            approval = self.open(
-                run,
-                f"{run.run_id}:{path}",
-                path,
-                step.roles,
-                message,
-                step.replies,
-                step.default,
-                step.timeout_s,
-                "pending",
-            )
+            approval = open_as("pending")
             self._recorder.record(
                 run, path, "ask_person", "waiting", result={"approval_id": approval.approval_id}
             )
