@@ -44,6 +44,7 @@ class Asking:
             return rec.outcome or NO_ANSWER
         fallback = step.default if step.default is not None else NO_ANSWER
         message = render(step.message, values)
+
         def open_as(status: str) -> ApprovalRecord:
             return self.open(
                 run,
