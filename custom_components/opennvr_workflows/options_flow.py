@@ -12,7 +12,11 @@ from collections.abc import Mapping
 from typing import Any
 
 import voluptuous as vol
-from homeassistant.config_entries import ConfigFlowResult, OptionsFlowWithReload
+from homeassistant.config_entries import (
+    ConfigEntryState,
+    ConfigFlowResult,
+    OptionsFlowWithReload,
+)
 from homeassistant.helpers.selector import (
     NumberSelector,
     NumberSelectorConfig,
@@ -125,6 +129,9 @@ class OpenNVRWorkflowsOptionsFlow(TransportAndAISteps, OptionsFlowWithReload):
         self, user_input: dict[str, Any] | None = None
     ) -> ConfigFlowResult:
         """One field per camera (labelled with its name): the roles it plays."""
+        if self.config_entry.state is not ConfigEntryState.LOADED:
+            # The cameras come from the running entry; without it there is nothing to map.
+            return self.async_abort(reason="not_loaded")
         cameras = self.config_entry.runtime_data.cameras.data
         labels = {f"{cam.name} ({cid})": str(cid) for cid, cam in sorted(cameras.items())}
         current: dict[str, str] = self._options.get(CONF_CAMERA_ROLES, {})

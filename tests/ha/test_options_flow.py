@@ -198,3 +198,19 @@ async def test_transport_page_websocket(
     )
     await _saved(hass, result, setup_entry)
     assert setup_entry.options[CONF_TRANSPORT] == "websocket"
+
+
+async def test_camera_roles_need_the_site_connected(
+    hass: HomeAssistant, sim: OpenNVRSimulator, config_entry: MockConfigEntry
+) -> None:
+    """An entry that could not be set up has no camera list: the page says so."""
+    await sim.stop()
+    await hass.config_entries.async_setup(config_entry.entry_id)
+    await hass.async_block_till_done()
+    assert config_entry.state is ConfigEntryState.SETUP_RETRY
+    result = await hass.config_entries.options.async_init(config_entry.entry_id)
+    result = await hass.config_entries.options.async_configure(
+        result["flow_id"], {"next_step_id": "camera_roles"}
+    )
+    assert result["type"] is FlowResultType.ABORT
+    assert result["reason"] == "not_loaded"
