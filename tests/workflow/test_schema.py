@@ -88,3 +88,22 @@ def test_structural_refusals_are_the_schema_s_own(path: Path) -> None:
 
 def test_there_are_structural_files() -> None:
     assert len(STRUCTURAL_FILES) >= 20
+
+
+def test_count_messages_read_as_english() -> None:
+    """ "1 item", not "1 items": these messages are read by people."""
+    text = """contract: workflow.v1
+name: Count
+when:
+  alert: { alert_type: person, cameras: [door] }
+then:
+  - ai:
+      mode: look
+      prompt: Who is it?
+      input: picture
+      decision: []
+"""
+    located, problems = load_yaml(text)
+    assert located is not None, problems
+    counts = [p.message for p in schema_problems(located) if p.code == "WF-COUNT"]
+    assert counts == ["this value takes at least 1 item here"]

@@ -230,10 +230,10 @@ def _message(error: ValidationError, code: str, unknown_key: str = "") -> str:
         )
     if keyword in ("minItems", "maxItems"):
         bound = "at least" if keyword == "minItems" else "at most"
-        return f"{_article(what)} takes {bound} {wanted} items here"
+        return f"{_article(what)} takes {bound} {_counted(wanted, 'item')} here"
     if keyword in ("minProperties", "maxProperties"):
         bound = "at least" if keyword == "minProperties" else "at most"
-        return f"{_article(what)} takes {bound} {wanted} keys"
+        return f"{_article(what)} takes {bound} {_counted(wanted, 'key')}"
     if keyword == "uniqueItems":
         return "the same item appears twice in this list; list each once"
     if keyword == "pattern":
@@ -287,3 +287,8 @@ def schema_problems(located: Located) -> list[Problem]:
 
 def _under_kind_error(parts: tuple[PathPart, ...], kind_paths: set[tuple[PathPart, ...]]) -> bool:
     return any(parts[: len(k)] == k for k in kind_paths)
+
+
+def _counted(number: object, noun: str) -> str:
+    """``1 item``, ``2 items``: messages are read by people."""
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
