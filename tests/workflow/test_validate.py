@@ -332,3 +332,19 @@ then:
     messages = [p.message for p in report.errors if p.code == "WF-PLACEHOLDER-UNDEFINED"]
     assert len(messages) == 2
     assert messages == sorted(messages)
+
+
+def test_a_step_after_a_branch_names_the_branching_step() -> None:
+    text = """contract: workflow.v1
+name: After
+when:
+  alert: { alert_type: person, cameras: [door] }
+then:
+  - ask_person: { who: role:owner, message: Open?, replies: [Open, Keep], default: Keep }
+    Open: []
+    Keep: []
+  - log: done
+"""
+    (problem,) = [p for p in validate_text(text).errors if p.code == "WF-STEP-AFTER-BRANCH"]
+    assert problem.message.startswith("this step follows an ask_person step in the same list")
+    assert problem.line == 9

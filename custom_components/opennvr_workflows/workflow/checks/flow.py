@@ -42,7 +42,7 @@ def check_steps(
         if _branches(step) and i + 1 < len(steps):
             ctx.report(
                 "WF-STEP-AFTER-BRANCH",
-                f"this step follows a {_kind(step)} step in the same list, but paths never "
+                f"this step follows {_kind(step)} step in the same list, but paths never "
                 "join again: move it into each outcome's path that should run it, or into "
                 "`always`",
                 (*parts, i + 1),
@@ -83,6 +83,6 @@ def _branches(step: Step) -> bool:
 
 
 def _kind(step: Step) -> str:
-    return {AIStep: "AI", IfStep: "if", AskPersonStep: "ask_person", CallStep: "call"}.get(
-        type(step), "branching"
-    )
+    """The branching step's kind with its article, as the message reads it."""
+    kinds = {AIStep: "an AI", IfStep: "an if", AskPersonStep: "an ask_person", CallStep: "a call"}
+    return kinds.get(type(step), "a branching")
