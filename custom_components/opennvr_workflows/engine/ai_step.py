@@ -44,7 +44,7 @@ class AiSteps:
         decider: Decider = ("ai", key)
         rec = run.steps.get(path)
         if rec is not None and rec.status in SETTLED:
-            ai_values(values, rec.result)
+            ai_values(values, rec.result, step.reason_as)
             return rec.outcome or "unsure", decider
         limiter = self.e.limiter(run.workflow_id, run.workflow)
         budget = Budget(limiter, self.e.now_ts)
@@ -90,7 +90,7 @@ class AiSteps:
             "evidence": list(out.evidence),
         }
         self._recorder.record(run, path, "ai", "done", outcome=out.outcome, result=result, ai=out)
-        ai_values(values, result)
+        ai_values(values, result, step.reason_as)
         return out.outcome, decider
 
     async def _suspended(
@@ -126,11 +126,17 @@ class AiSteps:
         raise Waiting
 
 
-def ai_values(values: dict[str, Any], result: Mapping[str, Any] | None) -> None:
+def ai_values(
+    values: dict[str, Any], result: Mapping[str, Any] | None, reason_as: str | None = None
+) -> None:
+    """Define the step's placeholders; ``reason_as`` also names the reason, so a
+    later AI step's ``{reason}`` does not hide it."""
     if not result:
         return
     values["decision"] = result.get("decision")
     values["reason"] = result.get("reason")
+    if reason_as:
+        values[reason_as] = result.get("reason")
     values["confidence"] = result.get("confidence")
     for name, value in (result.get("fields") or {}).items():
         values[name] = value

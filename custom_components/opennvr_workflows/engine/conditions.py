@@ -11,9 +11,11 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..workflow import model
+from .ports import ProviderUnavailable
 from .recorder import StepRecorder
 from .records import SETTLED, ActiveRun
 from .schedule import in_window
+from .steps import ProviderLost
 
 if TYPE_CHECKING:
     from .engine import Engine
@@ -33,11 +35,18 @@ class Conditions:
         conditions: Sequence[model.Condition],
         values: dict[str, Any],
     ) -> bool:
-        """Evaluate the conditions once; a replay takes the recorded result."""
+        """Evaluate the conditions once; a replay takes the recorded result.
+        A read whose provider is gone loses the step's provider, as any effect does."""
         rec = run.steps.get(path)
         if rec is not None and rec.status in SETTLED:
             return rec.outcome == "true"
-        results = [await self._condition(c, values) for c in conditions]
+        try:
+            results = [await self._condition(c, values) for c in conditions]
+        except ProviderUnavailable as err:
+            self._recorder.record(
+                run, path, "if", "failed", outcome="false", result={"error": str(err)}
+            )
+            raise ProviderLost(path, str(err) or "a condition cannot be read") from err
         ok = all(results)
         self._recorder.record(
             run,

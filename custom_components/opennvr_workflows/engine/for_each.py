@@ -12,9 +12,10 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..workflow import model
+from .ports import ProviderUnavailable
 from .recorder import StepRecorder
 from .records import SETTLED, ActiveRun
-from .steps import Decider
+from .steps import Decider, ProviderLost
 
 if TYPE_CHECKING:
     from .engine import Engine
@@ -48,7 +49,13 @@ class ForEachSteps:
         if rec is not None and rec.result is not None and "items" in rec.result:
             items = list(rec.result["items"])
         else:
-            items = (await self._items(step))[: step.max_items]
+            try:
+                items = (await self._items(step))[: step.max_items]
+            except ProviderUnavailable as err:
+                self._recorder.record(
+                    run, path, "for_each", "failed", outcome="done", result={"error": str(err)}
+                )
+                raise ProviderLost(path, str(err) or "the items cannot be read") from err
             self._recorder.record(run, path, "for_each", "running", result={"items": items})
         lines: list[str] = []
         for j, item in enumerate(items):
