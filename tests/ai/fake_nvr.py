@@ -14,7 +14,7 @@ from typing import Any
 
 from PIL import Image
 
-from custom_components.opennvr_workflows.ai.ports import CameraHealth, NvrEvent, NvrReadError
+from custom_components.opennvr_workflows.ai.ports import CameraHealth, NvrReadError, StoredEvent
 
 
 def jpeg(
@@ -36,7 +36,7 @@ class FakeNvr:
     picture: bytes = field(default_factory=jpeg)
     caption: str | None = "A person in a hi-vis vest stands at the gate."
     objects: dict[str, int] = field(default_factory=lambda: {"person": 1, "car": 0})
-    events: list[NvrEvent] = field(default_factory=list)
+    events: list[StoredEvent] = field(default_factory=list)
     fail: dict[str, str] = field(default_factory=dict)
     hang: set[str] = field(default_factory=set)
     boom: set[str] = field(default_factory=set)
@@ -68,11 +68,11 @@ class FakeNvr:
 
     async def recent_events(
         self, camera: str | None, since: datetime, limit: int
-    ) -> list[NvrEvent]:
+    ) -> list[StoredEvent]:
         await self._enter("recent_events", (camera, since))
         return [e for e in self.events if camera in (None, e.camera)][:limit]
 
-    async def search(self, **kwargs: Any) -> list[NvrEvent]:
+    async def search(self, **kwargs: Any) -> list[StoredEvent]:
         await self._enter("search", kwargs)
         return self.events[: int(kwargs.get("limit") or 10)]
 

@@ -17,8 +17,8 @@ from opennvr_app_sdk.agent import (
 
 from custom_components.opennvr_workflows.ai import (
     DEFAULT_SITE_POLICY,
-    NvrEvent,
     OllamaLLMClient,
+    StoredEvent,
     site_policy,
     step_mode,
 )
@@ -63,15 +63,15 @@ async def call(tool: Tool, **args: Any) -> ToolResult:
 
 
 @pytest.fixture
-def events() -> list[NvrEvent]:
+def events() -> list[StoredEvent]:
     return [
-        NvrEvent(7, "gate", "car", "2026-11-29T02:10:00+00:00", 0.9, "KA01AB1234"),
-        NvrEvent(6, "yard", "person", "2026-11-29T01:58:00+00:00", 0.8, None, "a man"),
+        StoredEvent(7, "gate", "car", "2026-11-29T02:10:00+00:00", 0.9, "KA01AB1234"),
+        StoredEvent(6, "yard", "person", "2026-11-29T01:58:00+00:00", 0.8, None, "a man"),
     ]
 
 
 async def test_each_read_tool_answers_in_short_text(
-    nvr: FakeNvr, llm: OllamaLLMClient, fake: FakeOllama, events: list[NvrEvent]
+    nvr: FakeNvr, llm: OllamaLLMClient, fake: FakeOllama, events: list[StoredEvent]
 ) -> None:
     nvr.events = events
     t = tools_on(nvr, llm)

@@ -14,7 +14,7 @@ from .images import DEFAULT_IMAGE_SIZE, ImageError, prepare_image
 from .model_check import ModelCheck, check_model, list_models
 from .nvr_pyopennvr import PyOpenNvrReadPort
 from .ollama_client import OllamaLLMClient, OllamaSettings, make_llm_client
-from .ports import AIBudget, CameraHealth, NvrEvent, NvrReadError, NvrReadPort
+from .ports import AIBudget, CameraHealth, NvrReadError, NvrReadPort, StoredEvent
 from .result import AIStepResult, AISuspended
 from .rules import RuleRow, first_match
 from .tool_policy import ASK_TOOLS, DEFAULT_SITE_POLICY, READ_TOOLS, site_policy, step_mode
@@ -37,7 +37,6 @@ __all__ = [
     "Hardware",
     "ImageError",
     "ModelCheck",
-    "NvrEvent",
     "NvrReadError",
     "NvrReadPort",
     "OllamaLLMClient",
@@ -45,6 +44,7 @@ __all__ = [
     "PyOpenNvrReadPort",
     "RuleRow",
     "SiteRules",
+    "StoredEvent",
     "UnlimitedBudget",
     "check_model",
     "decision_spec",

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 from pyopennvr import OpenNVRClient, OpenNVRError
 
-from .ports import CameraHealth, NvrEvent, NvrReadError
+from .ports import CameraHealth, NvrReadError, StoredEvent
 
 T = TypeVar("T")
 
@@ -93,7 +93,7 @@ class PyOpenNvrReadPort:
 
     async def recent_events(
         self, camera: str | None, since: datetime, limit: int
-    ) -> list[NvrEvent]:
+    ) -> list[StoredEvent]:
         cid = self._id(camera) if camera is not None else None
         data = await self._call(
             "recent events",
@@ -111,7 +111,7 @@ class PyOpenNvrReadPort:
         start: str | None = None,
         end: str | None = None,
         limit: int = 10,
-    ) -> list[NvrEvent]:
+    ) -> list[StoredEvent]:
         cid = self._id(camera) if camera is not None else None
         data = await self._call(
             "search",
@@ -151,16 +151,16 @@ class PyOpenNvrReadPort:
             raise NvrReadError(f"picture of event #{event_id}: none kept")
         return data
 
-    def _events(self, what: str, data: Any, key: str, limit: int) -> list[NvrEvent]:
+    def _events(self, what: str, data: Any, key: str, limit: int) -> list[StoredEvent]:
         rows = data.get(key, []) if isinstance(data, dict) else []
         try:
             return [self._event(r) for r in rows if isinstance(r, dict)][:limit]
         except (KeyError, TypeError, ValueError) as err:
             raise NvrReadError(f"{what}: unexpected event in OpenNVR's answer ({err!r})") from err
 
-    def _event(self, row: Mapping[str, Any]) -> NvrEvent:
+    def _event(self, row: Mapping[str, Any]) -> StoredEvent:
         score = row.get("score")
-        return NvrEvent(
+        return StoredEvent(
             id=int(row["id"]),
             camera=self._name(row.get("camera_id")),
             label=str(row.get("label") or row.get("event_type") or "event"),

@@ -22,7 +22,7 @@ class NvrReadError(Exception):
 
 
 @dataclass(frozen=True)
-class NvrEvent:
+class StoredEvent:
     """One stored event, reduced to what a model or a person needs to read."""
 
     id: int
@@ -71,7 +71,7 @@ class NvrReadPort(Protocol):
 
     async def recent_events(
         self, camera: str | None, since: datetime, limit: int
-    ) -> list[NvrEvent]:
+    ) -> list[StoredEvent]:
         """Stored events since ``since``, newest first; ``camera`` None means all."""
         ...
 
@@ -85,7 +85,7 @@ class NvrReadPort(Protocol):
         start: str | None = None,
         end: str | None = None,
         limit: int = 10,
-    ) -> list[NvrEvent]:
+    ) -> list[StoredEvent]:
         """OpenNVR's search over recorded visits (``GET /search``), newest first."""
         ...
 
@@ -109,7 +109,7 @@ class AIBudget(Protocol):
         ...
 
 
-def event_line(event: NvrEvent) -> str:
+def event_line(event: StoredEvent) -> str:
     """One event as one line of model-facing text."""
     parts = [f"[#{event.id}] {event.started_at} {event.camera}: {event.label}"]
     if event.plate:

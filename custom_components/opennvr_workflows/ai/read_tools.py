@@ -21,7 +21,7 @@ from typing import Any
 from opennvr_app_sdk.agent import LLMClient, LLMError, Tool, ToolResult, build_tool_definitions
 
 from .images import DEFAULT_IMAGE_SIZE, ImageError, prepare_image
-from .ports import NvrEvent, NvrReadError, NvrReadPort, describe_any, event_line
+from .ports import NvrReadError, NvrReadPort, StoredEvent, describe_any, event_line
 from .tool_policy import Mode, tool_kind
 from .vision import describe_picture
 
@@ -324,5 +324,5 @@ def _ago(seconds: float) -> str:
     return f"{seconds / 60:g} min" if seconds >= 60 else f"{seconds:g} s"
 
 
-def _lines(events: Sequence[NvrEvent], empty: str) -> str:
+def _lines(events: Sequence[StoredEvent], empty: str) -> str:
     return "\n".join(event_line(e) for e in events[:MAX_ROWS]) if events else empty
