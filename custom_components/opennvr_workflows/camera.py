@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from homeassistant.components.camera import Camera, CameraEntityFeature
-from homeassistant.core import HomeAssistant, callback
+from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import HomeAssistantError
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 from pyopennvr import OpenNVRError
 
 from .const import DOMAIN, LOGGER
-from .entity import OpenNVRCameraEntity
+from .entity import OpenNVRCameraEntity, add_camera_entities
 from .nvr.coordinator import CameraCoordinator
 from .runtime import OpenNVRConfigEntry
 
@@ -21,18 +21,9 @@ async def async_setup_entry(
     entry: OpenNVRConfigEntry,
     async_add_entities: AddConfigEntryEntitiesCallback,
 ) -> None:
-    coordinator = entry.runtime_data.cameras
-    known: set[int] = set()
-
-    @callback
-    def _add_new_cameras() -> None:
-        new = [cid for cid in coordinator.data if cid not in known]
-        known.update(new)
-        if new:
-            async_add_entities(OpenNVRCamera(coordinator, cid) for cid in new)
-
-    _add_new_cameras()
-    entry.async_on_unload(coordinator.async_add_listener(_add_new_cameras))
+    add_camera_entities(
+        entry, async_add_entities, lambda coordinator, cid: [OpenNVRCamera(coordinator, cid)]
+    )
 
 
 class OpenNVRCamera(OpenNVRCameraEntity, Camera):
