@@ -66,7 +66,6 @@ CONF_SITE_LISTS: Final = "site_lists"
 CONF_TOOL_POLICY: Final = "tool_policy"
 CONF_DEFAULT_LIMITS: Final = "default_limits"
 SITE_FACTS_MAX_WORDS: Final = 300
-TOOL_MODES: Final = ("auto", "ask", "unavailable")
 SITE_MODES: Final = ("disarmed", "armed_home", "armed_away")
 
 #: OpenNVR alert kinds (an app's ``alert_type``) an event entity declares. OpenNVR has no

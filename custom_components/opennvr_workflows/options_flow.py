@@ -29,6 +29,7 @@ from homeassistant.helpers.selector import (
     TextSelectorConfig,
 )
 
+from .ai.tool_policy import MODES, site_policy
 from .const import (
     CONF_APPROVERS,
     CONF_CAMERA_ROLES,
@@ -37,10 +38,8 @@ from .const import (
     CONF_SITE_LISTS,
     CONF_TOOL_POLICY,
     SITE_FACTS_MAX_WORDS,
-    TOOL_MODES,
 )
 from .flow_steps import TransportAndAISteps
-from .workflow.vocabulary import AI_TOOL_NAMES, ASK_TOOL_NAMES
 
 ROLE_PATTERN = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
 LIST_NAME_PATTERN = ROLE_PATTERN
@@ -265,25 +264,21 @@ class OpenNVRWorkflowsOptionsFlow(TransportAndAISteps, OptionsFlowWithReload):
     async def async_step_tool_policy(
         self, user_input: dict[str, Any] | None = None
     ) -> ConfigFlowResult:
-        """Per AI tool: auto, ask a person first, or unavailable. A workflow step may make
-        a tool stricter, never looser."""
+        """Per AI tool this integration can run: auto, ask a person first, or unavailable.
+        A workflow step may make a tool stricter, never looser. The defaults shown are the
+        policy the AI steps apply (``ai.tool_policy.site_policy``)."""
         if user_input is not None:
             return self._save({CONF_TOOL_POLICY: dict(user_input)})
-        current = self._options.get(CONF_TOOL_POLICY, {})
+        policy = site_policy(self._options.get(CONF_TOOL_POLICY, {}))
         selector = SelectSelector(
             SelectSelectorConfig(
-                options=list(TOOL_MODES),
+                options=list(MODES),
                 translation_key="tool_mode",
                 mode=SelectSelectorMode.DROPDOWN,
             )
         )
         schema = vol.Schema(
-            {
-                vol.Required(
-                    tool, default=current.get(tool, "ask" if tool in ASK_TOOL_NAMES else "auto")
-                ): selector
-                for tool in sorted(AI_TOOL_NAMES)
-            }
+            {vol.Required(tool, default=mode): selector for tool, mode in sorted(policy.items())}
         )
         return self.async_show_form(step_id="tool_policy", data_schema=schema)
 

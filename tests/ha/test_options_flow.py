@@ -141,6 +141,8 @@ async def test_tool_policy_and_limits(
     defaults = {str(key): key.default() for key in result["data_schema"].schema}
     assert defaults["ask_person"] == "ask"
     assert defaults["recent_events"] == "auto"
+    # Only tools this integration can run are offered (faces need a skill it lacks).
+    assert "recognize_faces" not in defaults
     result = await hass.config_entries.options.async_configure(
         result["flow_id"], {**defaults, "search_history": "unavailable"}
     )
