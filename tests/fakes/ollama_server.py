@@ -35,6 +35,7 @@ import contextlib
 import hashlib
 import json
 import logging
+import ssl
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -275,9 +276,15 @@ class ReplayResponder:
 
 class FakeOllama:
     """The fake server. ``async with FakeOllama() as fake:`` binds 127.0.0.1 on a free
-    port; ``fake.url`` is the host to give the client."""
+    port; ``fake.url`` is the host to give the client. With ``ssl_context`` (a server
+    context, e.g. ``tests.fakes.tls.self_signed_context()``) it serves HTTPS."""
 
-    def __init__(self, models: Mapping[str, Sequence[str]] | None = None) -> None:
+    def __init__(
+        self,
+        models: Mapping[str, Sequence[str]] | None = None,
+        *,
+        ssl_context: ssl.SSLContext | None = None,
+    ) -> None:
         self.models: dict[str, tuple[str, ...]] = {
             k: tuple(v) for k, v in (models or DEFAULT_MODELS).items()
         }
@@ -287,13 +294,15 @@ class FakeOllama:
         self._script: deque[Reply] = deque()
         self._runner: web.AppRunner | None = None
         self._release = asyncio.Event()
+        self._ssl_context = ssl_context
         self.port = 0
 
     # lifecycle
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        scheme = "https" if self._ssl_context is not None else "http"
+        return f"{scheme}://127.0.0.1:{self.port}"
 
     async def start(self, port: int = 0) -> None:
         app = web.Application()
@@ -304,7 +313,7 @@ class FakeOllama:
         self._release = asyncio.Event()
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", port)
+        site = web.TCPSite(self._runner, "127.0.0.1", port, ssl_context=self._ssl_context)
         await site.start()
         server = site._server
         assert server is not None

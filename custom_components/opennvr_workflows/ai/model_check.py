@@ -2,16 +2,19 @@
 
 "Ollama unreachable" and "this model cannot see pictures" must be form errors the person
 can act on, not a failed run at 2 am. So :func:`check_model` reads ``/api/version``,
-``/api/tags`` and ``/api/show`` and returns a plain answer; it never raises.
+``/api/tags`` and ``/api/show`` and returns a plain answer; it never raises. Both calls take
+the host's ``ssl_context`` (Home Assistant's shared one), so a check made from a config flow
+loads no certificates on the event loop.
 """
 
 from __future__ import annotations
 
+import ssl
 from dataclasses import dataclass, field
 
 import ollama
 
-from .ollama_client import OllamaSettings, _as_llm_error
+from .ollama_client import OllamaSettings, _as_llm_error, async_client
 
 
 @dataclass(frozen=True)
@@ -44,9 +47,11 @@ class ModelCheck:
         return "thinking" in self.capabilities
 
 
-async def list_models(host: str, *, timeout_seconds: float = 10.0) -> tuple[str, ...] | None:
+async def list_models(
+    host: str, *, timeout_seconds: float = 10.0, ssl_context: ssl.SSLContext | None = None
+) -> tuple[str, ...] | None:
     """The names of the models the server has pulled, or None when it cannot be reached."""
-    client = ollama.AsyncClient(host=host, timeout=timeout_seconds)
+    client = async_client(host, timeout_seconds, ssl_context)
     try:
         listing = await client.list()
         return tuple(sorted(m.model for m in listing.models if m.model))
@@ -63,10 +68,13 @@ async def check_model(
     need_vision: bool = True,
     need_tools: bool = False,
     timeout_seconds: float = 10.0,
+    ssl_context: ssl.SSLContext | None = None,
 ) -> ModelCheck:
     """Is ``model`` on the server at ``host`` usable for the AI steps? Never raises."""
-    settings = OllamaSettings(host=host, model=model, timeout_seconds=timeout_seconds)
-    client = ollama.AsyncClient(host=host, timeout=timeout_seconds)
+    settings = OllamaSettings(
+        host=host, model=model, timeout_seconds=timeout_seconds, ssl_context=ssl_context
+    )
+    client = async_client(host, timeout_seconds, ssl_context)
     try:
         try:
             version = await _version(client)

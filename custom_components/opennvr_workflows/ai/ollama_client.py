@@ -8,6 +8,9 @@ The behaviour matches the SDK's client where it matters to the AI step:
   the user message as base64, ``tools`` are function definitions, and the options are
   ``temperature``, ``num_predict`` (the protocol's ``max_tokens``) and ``num_ctx``;
   ``keep_alive`` keeps the model resident and ``think=False`` switches reasoning off.
+* The host hands in the TLS context to use (Home Assistant's shared one): creating a client
+  then loads no certificates, which would block the event loop (``httpx`` reads its CA
+  bundle from disk for every client made without one).
 * Every failure is an ``LLMError`` subclass whose text is the diagnosis: unreachable,
   timed out, an HTTP error with Ollama's message, or a reply that is not a chat reply.
   Content that is not the JSON the schema asked for is NOT an error here: the SDK reads it
@@ -18,8 +21,9 @@ from __future__ import annotations
 
 import json
 import logging
+import ssl
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import httpx
@@ -45,7 +49,12 @@ DEFAULT_KEEP_ALIVE = "30m"
 
 @dataclass(frozen=True)
 class OllamaSettings:
-    """Where the model is and how to call it; built from the config entry by the host."""
+    """Where the model is and how to call it; built from the config entry by the host.
+
+    ``ssl_context`` is the TLS context for an ``https`` server and the reason no
+    certificates are loaded when a client is made: pass one that is already loaded (Home
+    Assistant's ``get_default_context()``). None lets ``httpx`` build its own, which reads
+    its CA bundle from disk: fine in a script, a blocking call on an event loop."""
 
     host: str
     model: str
@@ -54,6 +63,17 @@ class OllamaSettings:
     keep_alive: str | float = DEFAULT_KEEP_ALIVE
     #: False switches a reasoning model's thinking off; None sends nothing.
     think: bool | None = False
+    ssl_context: ssl.SSLContext | None = field(default=None, compare=False, repr=False)
+
+
+def async_client(
+    host: str, timeout_seconds: float, ssl_context: ssl.SSLContext | None = None
+) -> ollama.AsyncClient:
+    """An ``ollama.AsyncClient`` for ``host``; with ``ssl_context`` it is ``httpx``'s
+    ``verify``, so making the client loads no certificates."""
+    if ssl_context is None:
+        return ollama.AsyncClient(host=host, timeout=timeout_seconds)
+    return ollama.AsyncClient(host=host, timeout=timeout_seconds, verify=ssl_context)
 
 
 class OllamaLLMClient:
@@ -66,8 +86,8 @@ class OllamaLLMClient:
         self.settings = settings
         self.model = settings.model
         self._owns_client = client is None
-        self._client = client or ollama.AsyncClient(
-            host=settings.host, timeout=settings.timeout_seconds
+        self._client = client or async_client(
+            settings.host, settings.timeout_seconds, settings.ssl_context
         )
         self._think = settings.think
 
@@ -146,8 +166,13 @@ class OllamaLLMClient:
             raise
 
 
-def make_llm_client(settings: OllamaSettings) -> OllamaLLMClient:
-    """The LLM client an AI step runs on, from the integration's model settings."""
+def make_llm_client(
+    settings: OllamaSettings, *, ssl_context: ssl.SSLContext | None = None
+) -> OllamaLLMClient:
+    """The LLM client an AI step runs on, from the integration's model settings.
+    ``ssl_context``, when given, replaces the settings' own (see :class:`OllamaSettings`)."""
+    if ssl_context is not None:
+        settings = replace(settings, ssl_context=ssl_context)
     return OllamaLLMClient(settings)
 
 
