@@ -9,6 +9,7 @@ workflows be cut by reading one tuple (``chain``) instead of every payload.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -28,10 +29,20 @@ KNOWN_KINDS: Final = frozenset(
         "schedule",
         "button",
         "message",
+        "person_in_zone",
     }
 )
 
+_NOT_NAME: Final = re.compile(r"[^0-9a-z]+")
+
 _EMPTY: Final[Mapping[str, Any]] = MappingProxyType({})
+
+
+def zone_key(name: str) -> str:
+    """The form a zone name is matched in: lower case, every run of other characters one
+    ``_``. A workflow names zones as lower-case slugs (``loading-bay``) while OpenNVR's
+    zones carry display names (``Loading bay``); both reduce to ``loading_bay``."""
+    return _NOT_NAME.sub("_", name.casefold()).strip("_")
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +56,10 @@ class NvrEvent:
     name the workflow the event is for. ``app`` is the alert's source app.
     A message's text and sender go in ``payload["message"]`` and
     ``payload["user"]``; an event's contracted fields in ``payload``.
+    A ``person_in_zone`` event (a tracked person's dwell crossed a threshold)
+    has the zone's :func:`zone_key` as ``type`` (``None``: anywhere in the
+    camera's zones), the track in ``track_id``, the label in ``labels`` and
+    ``payload`` ``{zone, seconds, threshold, label}``.
 
     ``chain`` is the tuple of correlation ids of the workflow runs that caused
     this event, oldest first: an alert a run raised carries its run's chain

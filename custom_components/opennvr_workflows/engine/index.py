@@ -6,19 +6,26 @@ four keys (its type and role, each or "any"), so the cost of an event that
 starts nothing does not grow with the number of workflows: with 200 cameras
 and 50 workflows most events miss every key. The few candidates found are then
 checked against what a key cannot express (the app, a minimum severity, payload
-matches, words in a message).
+matches, words in a message, how long a person has been in a zone).
+
+A person-in-zone trigger is filed under its zone's key as the type, or under
+"any" when it names no zone. The tracker publishes one event per zone a person
+lingers in (typed by that zone) and one for "anywhere in the camera's zones"
+(untyped); the residual check keeps a trigger without a zone to the untyped
+ones, so a person in two overlapping zones starts it once.
 
 Schedules are not here: they are due-time rows (see :mod:`.schedule`).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 from ..workflow import model
-from .events import NvrEvent
+from .events import NvrEvent, zone_key
 from .ports import SEVERITIES
 
 _Key = tuple[str, str | None, str | None]
@@ -47,6 +54,9 @@ def trigger_keys(workflow_id: str, trigger: model.Trigger) -> list[_Key]:
             return [("button", workflow_id, None)]
         case model.MessageTrigger():
             return [("message", None, None)]
+        case model.PersonInZoneTrigger(cameras=cameras, zone=zone):
+            zone_type = zone_key(zone) if zone is not None else None
+            return [("person_in_zone", zone_type, role) for role in (cameras or (None,))]
         case _:
             return []
 
@@ -75,8 +85,34 @@ def residual_match(candidate: Candidate, event: NvrEvent) -> bool:
                 return True
             text = str(event.payload.get("message", "")).casefold()
             return any(word.casefold() in text for word in words)
+        case model.PersonInZoneTrigger(min_s=min_s, zone=zone):
+            return _person_lingered(event, min_s, zone)
         case _:
             return True
+
+
+def _person_lingered(event: NvrEvent, min_s: float, zone: str | None) -> bool:
+    """A person, in the trigger's zone (or anywhere in the camera's zones when it names
+    none), for ``min_s`` seconds. An event that says which threshold it crossed fits only
+    the trigger of that threshold: a person who stays on fires a 5 s trigger once, not
+    again when a 30 s trigger of another workflow is reached."""
+    if "person" not in event.labels:
+        return False
+    if zone is None and event.type is not None:
+        return False
+    if zone is not None and event.type != zone_key(zone):
+        return False
+    seconds = _number(event.payload.get("seconds"))
+    if seconds is None or seconds < min_s:
+        return False
+    threshold = _number(event.payload.get("threshold"))
+    return threshold is None or math.isclose(threshold, min_s, abs_tol=1e-6)
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
 
 
 class TriggerIndex:
