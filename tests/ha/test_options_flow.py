@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import pytest
@@ -28,6 +29,8 @@ from custom_components.opennvr_workflows.flow_steps import CONF_SKIP_AI
 from custom_components.opennvr_workflows.options_flow import parse_site_lists
 from tests.fakes.ollama_server import FakeOllama
 from tests.fakes.opennvr_sim import OpenNVRSimulator
+
+from .test_entities import wait_for, websocket_connected
 
 
 async def _open(hass: HomeAssistant, entry: MockConfigEntry, page: str) -> dict[str, Any]:
@@ -216,3 +219,46 @@ async def test_camera_roles_need_the_site_connected(
     )
     assert result["type"] is FlowResultType.ABORT
     assert result["reason"] == "not_loaded"
+
+
+def _event_source_warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
+    """Warnings of the event hub and its transports."""
+    return [
+        r.getMessage()
+        for r in caplog.records
+        if r.levelno >= logging.WARNING
+        and r.name.startswith("custom_components.opennvr_workflows.nvr")
+    ]
+
+
+async def test_saving_options_is_no_outage_but_a_dropped_connection_is(
+    hass: HomeAssistant,
+    sim: OpenNVRSimulator,
+    setup_entry: MockConfigEntry,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Saving a page reloads the entry, which stops the events websocket on purpose: no
+    warning. The site closing the connection is an outage: one warning."""
+    await websocket_connected(hass, setup_entry)
+    result = await _open(hass, setup_entry, "transport")
+    result = await hass.config_entries.options.async_configure(
+        result["flow_id"], {CONF_TRANSPORT: "websocket"}
+    )
+    await _saved(hass, result, setup_entry)
+    await websocket_connected(hass, setup_entry)
+    assert await hass.config_entries.async_reload(setup_entry.entry_id)
+    await hass.async_block_till_done()
+    await websocket_connected(hass, setup_entry)
+    assert _event_source_warnings(caplog) == []
+
+    transitions: list[bool] = []
+    setup_entry.runtime_data.hub.subscribe_state(lambda _, up: transitions.append(up))
+    await sim.drop_websockets()
+    await wait_for(hass, lambda: transitions[-2:] == [False, True], within=15)
+    assert _event_source_warnings(caplog) == [
+        "OpenNVR events via websocket lost; its entities are unavailable until it reconnects"
+    ]
+
+    assert await hass.config_entries.async_unload(setup_entry.entry_id)
+    await hass.async_block_till_done()
+    assert len(_event_source_warnings(caplog)) == 1

@@ -102,6 +102,33 @@ def test_connected_state_logs_once_per_change_and_tells_listeners(
     assert len(changes) == 3
 
 
+def test_a_source_stopped_on_purpose_is_no_outage(
+    hub: EventHub, caplog: pytest.LogCaptureFixture
+) -> None:
+    changes: list[tuple[str, bool]] = []
+    hub.subscribe_state(lambda source, up: changes.append((source, up)))
+    caplog.set_level(logging.INFO, logger=HUB_LOGGER)
+    hub.set_connected("websocket", True)
+    hub.set_stopped("websocket")
+    hub.set_stopped("websocket")
+    hub.set_connected("websocket", False)  # a late report from the stopping transport
+    assert not hub.connected("websocket")
+    assert changes == [("websocket", True), ("websocket", False)]
+    # Started again: a fresh connection, not a comeback; a real loss after it still warns.
+    hub.set_connected("websocket", True)
+    hub.set_connected("websocket", False)
+    levels = [(r.levelname, r.getMessage()) for r in caplog.records]
+    assert levels == [
+        (
+            "WARNING",
+            "OpenNVR events via websocket lost; its entities are unavailable until it reconnects",
+        )
+    ]
+    hub.set_stopped("mqtt")  # never connected: registered, nothing to tell
+    assert "mqtt" in hub.stats
+    assert len(changes) == 4
+
+
 def test_a_failing_listener_does_not_stop_the_others(
     hub: EventHub, collected: Collected, caplog: pytest.LogCaptureFixture
 ) -> None:

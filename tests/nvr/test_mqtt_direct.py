@@ -135,6 +135,21 @@ async def test_broker_restart_mid_stream(
     ]
 
 
+async def test_stopping_is_not_an_outage(
+    mosquitto: Mosquitto, hub: EventHub, caplog: pytest.LogCaptureFixture
+) -> None:
+    states: list[bool] = []
+    hub.subscribe_state(lambda name, up: states.append(up))
+    for _ in range(2):  # stopped, then started again and stopped: as a reload does
+        source = await start_source(settings_for(mosquitto), hub)
+        await until(lambda: hub.connected("mqtt"), "MQTT to connect")
+        await source.stop()
+        await asyncio.sleep(0.1)  # anything the stopped client thread still hands over
+        assert not hub.connected("mqtt")
+    assert states == [True, False, True, False]
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
+
+
 async def test_malformed_flood_is_counted_and_logged_once_per_kind(
     mosquitto: Mosquitto,
     source: DirectMqttSource,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import AsyncGenerator
 
 import pytest
@@ -28,6 +29,14 @@ from .conftest import Collected, until
 HA_MQTT_TIMER = pytest.mark.parametrize("expected_lingering_timers", [True])
 
 
+def _our_warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [
+        r.getMessage()
+        for r in caplog.records
+        if r.levelno >= logging.WARNING and r.name.startswith("custom_components.")
+    ]
+
+
 @pytest.fixture
 async def ha_mqtt(
     hass: HomeAssistant, mqtt_mock: MqttMockHAClient
@@ -40,7 +49,11 @@ async def ha_mqtt(
 
 @HA_MQTT_TIMER
 async def test_events_through_home_assistants_mqtt(
-    hass: HomeAssistant, ha_mqtt: MqttMockHAClient, hub: EventHub, collected: Collected
+    hass: HomeAssistant,
+    ha_mqtt: MqttMockHAClient,
+    hub: EventHub,
+    collected: Collected,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     settings = MqttSettings.from_mapping({CONF_MQTT_USE_HA: True, CONF_MQTT_SITE: "abc123"})
     source = HaMqttSource(hass, settings, hub)
@@ -83,8 +96,14 @@ async def test_events_through_home_assistants_mqtt(
     async_dispatcher_send(hass, MQTT_CONNECTION_STATE, True)
     assert hub.connected("mqtt")
 
+    warned = _our_warnings(caplog)
+    assert warned[-1] == (
+        "OpenNVR events via mqtt lost; its entities are unavailable until it reconnects"
+    )
     await source.stop()
     assert not hub.connected("mqtt")
+    # Stopped on purpose (an unload, a reload): no outage, so no further warning.
+    assert _our_warnings(caplog) == warned
     async_fire_mqtt_message(hass, "opennvr/alerts", json.dumps(Alert("x", "", "cam1").to_wire()))
     await hass.async_block_till_done()
     assert len(collected) == 2  # unsubscribed

@@ -135,6 +135,20 @@ async def test_malformed_flood_is_counted_and_logged_once_per_kind(
     assert hub.connected("nats")
 
 
+async def test_stopping_is_not_an_outage(
+    nats_server: NatsServer, hub: EventHub, caplog: pytest.LogCaptureFixture
+) -> None:
+    states: list[bool] = []
+    hub.subscribe_state(lambda name, up: states.append(up))
+    for _ in range(2):  # stopped, then started again and stopped: as a reload does
+        source = await start_source(settings_for(nats_server), hub)
+        await until(lambda: hub.connected("nats"), "NATS to connect")
+        await source.stop()
+        assert not hub.connected("nats")
+    assert states == [True, False, True, False]
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
+
+
 async def test_starting_while_the_broker_is_down_logs_once_then_connects(
     socket_enabled: None, tmp_path: Path, hub: EventHub, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -101,6 +101,25 @@ async def test_resumes_after_a_drop_without_loss_or_duplicates(
     ]
 
 
+async def test_stopping_is_not_an_outage(
+    sim: OpenNVRSimulator,
+    http_session: aiohttp.ClientSession,
+    hub: EventHub,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    client = OpenNVRClient(sim.url, sim.config.token, http_session)
+    states: list[bool] = []
+    hub.subscribe_state(lambda name, up: states.append(up))
+    for _ in range(2):  # stopped, then started again and stopped: as a reload does
+        ws = WebSocketSource(client, http_session, hub, on_auth_failed=AuthFailures())
+        await ws.start()
+        await until(lambda: hub.connected("websocket"), "the websocket to connect")
+        await ws.stop()
+        assert not hub.connected("websocket")
+    assert states == [True, False, True, False]
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
+
+
 async def test_malformed_frames_are_counted(
     sim: OpenNVRSimulator, source: WebSocketSource, hub: EventHub, collected: Collected
 ) -> None:

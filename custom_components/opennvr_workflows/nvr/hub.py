@@ -6,8 +6,9 @@ counters (received, duplicates, dropped by kind) and each source's connected sta
 the entities read to go unavailable while their transport is down.
 
 Logging is deliberately sparse, because brokers hiccup: a source going down is one warning
-and coming back one info line, however many retries happen in between; a flood of
-malformed payloads is one warning per (source, kind), the rest only counted.
+and coming back one info line, however many retries happen in between; a source stopped on
+purpose (an unload, a reload) is no outage and logs no warning; a flood of malformed
+payloads is one warning per (source, kind), the rest only counted.
 
 Plain Python, driven from the event loop: sources on other threads hand their messages
 to the loop first.
@@ -112,7 +113,11 @@ class EventHub:
         )
 
     def set_connected(self, source: str, connected: bool) -> None:
-        """Record a source's state; log and tell state listeners only when it changes."""
+        """Record a source's state; log and tell state listeners only when it changes.
+
+        A loss reported here is an outage: one warning. A source stopped on purpose says so
+        with :meth:`set_stopped` instead.
+        """
         stats = self.register(source)
         if stats.connected == connected:
             return
@@ -128,6 +133,22 @@ class EventHub:
                 "OpenNVR events via %s lost; its entities are unavailable until it reconnects",
                 source,
             )
+        self._tell_state(source, connected)
+
+    def set_stopped(self, source: str) -> None:
+        """Record that ``source`` was stopped on purpose: an unload, the reload that saving
+        the options makes, Home Assistant stopping. Its entities go unavailable as after a
+        loss, but it is no outage, so it logs no warning; and its next connection is a
+        fresh start, not a comeback."""
+        stats = self.register(source)
+        self._ever_connected.discard(source)
+        if not stats.connected:
+            return
+        stats.connected = False
+        _LOGGER.debug("OpenNVR events via %s stopped", source)
+        self._tell_state(source, False)
+
+    def _tell_state(self, source: str, connected: bool) -> None:
         for listener in list(self._state_listeners):
             try:
                 listener(source, connected)

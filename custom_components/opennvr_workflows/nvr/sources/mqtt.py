@@ -171,7 +171,7 @@ class HaMqttSource:
                 await task
         while self._unsubscribe:
             self._unsubscribe.pop()()
-        self._hub.set_connected(NAME, False)
+        self._hub.set_stopped(NAME)
 
 
 # ── a direct paho-mqtt client ──────────────────────────────────────────────
@@ -229,7 +229,7 @@ class DirectMqttSource:
             await asyncio.to_thread(thread.join, _JOIN_TIMEOUT)
             if thread.is_alive():
                 _LOGGER.warning("The MQTT client thread did not stop in time")
-        self._hub.set_connected(NAME, False)
+        self._hub.set_stopped(NAME)
 
     # ── the client thread ────────────────────────────────────────────────
 
@@ -256,7 +256,10 @@ class DirectMqttSource:
                 self._pump(client)
             if self._accepted:
                 backoff.reset()
-            self._to_loop(self._hub.set_connected, NAME, False)
+            if self._stopping.is_set():
+                self._to_loop(self._hub.set_stopped, NAME)
+            else:
+                self._to_loop(self._hub.set_connected, NAME, False)
             if not self._stopping.is_set():
                 self._stopping.wait(backoff.next())
 

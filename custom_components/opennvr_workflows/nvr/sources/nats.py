@@ -160,7 +160,7 @@ class NatsSource:
         # A connect attempt in flight ends by itself within CONNECT_TIMEOUT; do not make
         # unloading wait that long.
         await finish_task(task, _STOP_TIMEOUT, "NATS subscription")
-        self._hub.set_connected(NAME, False)
+        self._hub.set_stopped(NAME)
 
     async def _run(self) -> None:
         while not self._stop.is_set():
@@ -172,7 +172,10 @@ class NatsSource:
                 self._backoff.reset()
                 self._hub.set_connected(NAME, True)
                 await _wait_any(closed, self._stop)
-                self._hub.set_connected(NAME, False)
+                if self._stop.is_set():
+                    self._hub.set_stopped(NAME)
+                else:
+                    self._hub.set_connected(NAME, False)
                 self._nc = None
                 if not nc.is_closed:
                     with contextlib.suppress(NatsError, OSError, TimeoutError):

@@ -94,12 +94,16 @@ class WebSocketSource:
         if stream is not None:
             await stream.stop()
         await finish_task(task, _STOP_TIMEOUT, "events websocket")
-        self._hub.set_connected(NAME, False)
+        self._hub.set_stopped(NAME)
 
     def _on_frame(self, frame: dict[str, Any]) -> None:
         deliver(self._hub, NAME, lambda: from_ws_frame(frame))
 
     def _on_state(self, state: str) -> None:
+        if state == "stopped":
+            # The stream ends this way only when stop() asked it to: no outage.
+            self._hub.set_stopped(NAME)
+            return
         self._hub.set_connected(NAME, state == "connected")
         if state == "connected":
             self._outage_reported = True
