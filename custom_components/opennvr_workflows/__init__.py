@@ -20,6 +20,7 @@ from pyopennvr import OpenNVRError
 
 from .const import CONF_VERIFY_SSL, DOMAIN, LOGGER
 from .devices import async_register_site_device, async_remove_stale_cameras
+from .host.setup import async_setup_workflows
 from .nvr.bridge import async_bridge_hub
 from .nvr.coordinator import CameraCoordinator
 from .nvr.hub import EventHub
@@ -100,6 +101,9 @@ async def async_setup_entry(hass: HomeAssistant, entry: OpenNVRConfigEntry) -> b
     runtime.sources = build_sources(
         hass, runtime.settings, site.client, hub, on_auth_failed=_token_refused
     )
+    # The engine starts before the platforms (its workflows have entities) and before the
+    # sources (no event is offered to an engine that is not listening yet).
+    await async_setup_workflows(hass, entry)
     await hass.config_entries.async_forward_entry_setups(entry, PLATFORMS)
 
     async def _stop_sources(_: Event | None = None) -> None:

@@ -65,7 +65,15 @@ CONF_SITE_LISTS: Final = "site_lists"
 #: {tool name: "auto" | "ask" | "unavailable"}
 CONF_TOOL_POLICY: Final = "tool_policy"
 CONF_DEFAULT_LIMITS: Final = "default_limits"
+#: {destination name: URL}: the only places a workflow's webhook may POST to.
+CONF_WEBHOOKS: Final = "webhooks"
+#: Models an admin may name in the look / investigate actions, besides the configured ones.
+CONF_MODEL_ALLOW_LIST: Final = "model_allow_list"
 SITE_FACTS_MAX_WORDS: Final = 300
+
+# ── workflows ────────────────────────────────────────────────────────────────
+#: The folder, under Home Assistant's config folder, that holds the workflow files.
+WORKFLOW_FOLDER: Final = "opennvr_workflows"
 SITE_MODES: Final = ("disarmed", "armed_home", "armed_away")
 
 #: OpenNVR alert kinds (an app's ``alert_type``) an event entity declares. OpenNVR has no

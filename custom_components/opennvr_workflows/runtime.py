@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from homeassistant.config_entries import ConfigEntry
 from pyopennvr import OpenNVRClient, SystemInfo
@@ -12,6 +12,9 @@ from pyopennvr import OpenNVRClient, SystemInfo
 from .nvr.coordinator import CameraCoordinator
 from .nvr.hub import EventHub
 from .nvr.sources.base import EventSource
+
+if TYPE_CHECKING:
+    from .host.workflows import WorkflowHost
 
 
 @dataclass(slots=True)
@@ -28,6 +31,8 @@ class OpenNVRRuntime:
     site_mode: str | None = None
     #: The site's device registry id: camera devices come "via" it.
     site_device_id: str = ""
+    #: The workflows of this entry: their files, the engine and its ports.
+    workflows: WorkflowHost | None = None
 
 
 type OpenNVRConfigEntry = ConfigEntry[OpenNVRRuntime]

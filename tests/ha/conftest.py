@@ -28,6 +28,13 @@ def auto_enable_custom_integrations(enable_custom_integrations: None) -> None:
 
 
 @pytest.fixture
+def hass_config_dir(hass_tmp_config_dir: str) -> str:
+    """Each test's Home Assistant gets its own config folder (the workflow folder and the
+    workflow database live there), never the plugin's shared testing config."""
+    return hass_tmp_config_dir
+
+
+@pytest.fixture
 def sim_config() -> SimConfig:
     """Override in a test module (or parametrize) to change the simulated site."""
     return SimConfig()

@@ -90,8 +90,10 @@ class Store:
     async def open(cls, path: Path | str, *, lock_timeout_s: float = 1.0) -> Store:
         """Open (creating if needed) and migrate the file; raise a
         :class:`StoreError` subclass naming the file if it cannot be used."""
-        store = cls(Path(path), asyncio.get_running_loop())
-        store._take_file_lock()
+        loop = asyncio.get_running_loop()
+        store = cls(Path(path), loop)
+        # Creating and locking the lock file is file I/O: keep it off the event loop.
+        await loop.run_in_executor(None, store._take_file_lock)
         ready: ThreadFuture[None] = ThreadFuture()
         store._thread = threading.Thread(
             target=store._run,
@@ -142,7 +144,7 @@ class Store:
         thread = self._thread
         if thread is not None:
             await asyncio.get_running_loop().run_in_executor(None, thread.join)
-        self._release_file_lock()
+        await asyncio.get_running_loop().run_in_executor(None, self._release_file_lock)
 
     # ── operations ─────────────────────────────────────────────────────
 

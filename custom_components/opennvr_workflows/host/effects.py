@@ -1,0 +1,497 @@
+"""The engine's Effects port in Home Assistant: what a run does to the world.
+
+Every method is one kind of effect (see :class:`~..engine.ports.Effects`). The rules that
+hold across them live here, once:
+
+* idempotent per step: a key the engine sends again after a restart (``RunContext.key``)
+  is answered from the :class:`SentLedger` and not sent twice; notifications carry the key
+  as their tag, so the phone replaces rather than repeats;
+* attributed: Home Assistant actions run with the run's ``Context``, logbook lines name the
+  workflow, and every OpenNVR call a run makes carries its correlation id;
+* fenced: a webhook goes only to a destination an admin approved in the options, and the
+  OpenNVR calls that need a token scope the site did not grant fail with that reason.
+
+A lost provider (a Home Assistant action that no longer exists, a webhook destination
+removed from the options, a token that lacks the scope) raises ``ProviderUnavailable`` so
+the workflow is parked in *needs attention*; anything else that fails raises and fails
+the step only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any, Final
+
+import aiohttp
+from homeassistant.components import persistent_notification
+from homeassistant.core import HomeAssistant
+from homeassistant.exceptions import HomeAssistantError, ServiceNotFound
+from homeassistant.helpers.aiohttp_client import async_get_clientsession
+from pyopennvr import OpenNVRAuthError, OpenNVRClient, OpenNVRError
+
+from ..const import DOMAIN
+from ..engine import (
+    ActionRequest,
+    AlertRequest,
+    ApprovalRequest,
+    NvrEvent,
+    ProviderUnavailable,
+    RunContext,
+)
+from ..engine.ports import JsonMap
+from .run_context import RunContexts, SentLedger, short_key
+from .settings import HostSettings
+
+_LOGGER = logging.getLogger(__name__)
+
+EVENT_ALERT: Final = f"{DOMAIN}_alert"
+EVENT_REPLY: Final = f"{DOMAIN}_reply"
+#: Severities that also reach the approvers' phones (low and medium stay in Home Assistant).
+PHONE_SEVERITIES: Final = frozenset({"high", "critical"})
+WEBHOOK_TIMEOUT_S: Final = 10.0
+_REPEAT: Final[JsonMap] = {"repeat": True}
+
+
+class HaEffects:
+    """:class:`~..engine.ports.Effects` for one config entry."""
+
+    def __init__(
+        self,
+        hass: HomeAssistant,
+        client: OpenNVRClient,
+        settings: HostSettings,
+        *,
+        ledger: SentLedger,
+        scopes: frozenset[str] | None,
+        site_mode: Callable[[], str | None],
+        camera_entity: Callable[[str | None], str | None],
+        workflow_entity: Callable[[str], str | None],
+        publish: Callable[[NvrEvent], None],
+    ) -> None:
+        self._hass = hass
+        self._client = client
+        self.settings = settings
+        self.ledger = ledger
+        self._scopes = scopes
+        self._site_mode = site_mode
+        self._camera_entity = camera_entity
+        self._workflow_entity = workflow_entity
+        self._publish = publish
+        self.contexts = RunContexts(hass)
+
+    # ── telling people ─────────────────────────────────────────────────
+
+    async def alert(self, ctx: RunContext, request: AlertRequest) -> JsonMap | None:
+        if self.ledger.seen(ctx.key):
+            return _REPEAT
+        context = self.contexts.of(ctx)
+        data = {
+            "workflow_id": ctx.workflow_id,
+            "workflow": ctx.workflow_name,
+            "run_id": ctx.run_id,
+            "correlation_id": ctx.correlation_id,
+            "severity": request.severity,
+            "requested_severity": request.requested,
+            "capped_by": request.capped_by,
+            "title": request.title,
+            "message": request.message,
+            "camera": request.camera,
+            "camera_id": request.camera_id,
+        }
+        self._hass.bus.async_fire(EVENT_ALERT, data, context=context)
+        persistent_notification.async_create(
+            self._hass,
+            request.message or request.title,
+            title=f"{request.title} ({request.severity})",
+            notification_id=f"{DOMAIN}_{short_key(ctx.key)}",
+        )
+        result: dict[str, Any] = {"severity": request.severity, "phones": []}
+        if request.severity in PHONE_SEVERITIES:
+            result["phones"] = await self._to_phones(
+                ctx,
+                self.settings.approver_phones,
+                request.title,
+                request.message,
+                request.camera_id,
+                request.attach,
+            )
+        result["opennvr_event"] = await self._opennvr_event(ctx, request)
+        # The alert comes back as an event other workflows may start on; its chain carries
+        # this run, so the engine can stop loops and see that it was raised by a workflow.
+        self._publish(
+            NvrEvent(
+                kind="alert",
+                source="engine",
+                time=datetime.now(UTC),
+                type=DOMAIN,
+                camera_id=request.camera_id,
+                alert_id=f"wf_{short_key(ctx.key)}",
+                app=DOMAIN,
+                severity=request.severity,
+                title=request.title,
+                correlation_id=ctx.correlation_id,
+                chain=(*ctx.chain, ctx.correlation_id),
+                payload={"message": request.message, "workflow_id": ctx.workflow_id},
+            )
+        )
+        self.ledger.add(ctx.key)
+        return result
+
+    async def notify(self, ctx: RunContext, request: ActionRequest) -> JsonMap | None:
+        if self.ledger.seen(ctx.key):
+            return _REPEAT
+        params = request.params
+        message = str(params.get("message") or "")
+        title = str(params.get("title") or ctx.workflow_name)
+        services = self._targets(params.get("roles"))
+        sent = await self._to_phones(
+            ctx, services, title, message, request.camera_id, tuple(params.get("attach") or ())
+        )
+        if not sent:
+            # Nobody's phone is set up yet: the message still reaches Home Assistant.
+            persistent_notification.async_create(
+                self._hass, message, title=title, notification_id=f"{DOMAIN}_{short_key(ctx.key)}"
+            )
+        self.ledger.add(ctx.key)
+        return {"sent_to": sent or ["persistent_notification"]}
+
+    async def log(self, ctx: RunContext, message: str) -> None:
+        data: dict[str, Any] = {"name": ctx.workflow_name, "message": message, "domain": DOMAIN}
+        if entity_id := self._workflow_entity(ctx.workflow_id):
+            data["entity_id"] = entity_id
+        self._hass.bus.async_fire("logbook_entry", data, context=self.contexts.of(ctx))
+
+    async def reply(self, ctx: RunContext, message: str) -> None:
+        if self.ledger.seen(ctx.key):
+            return
+        self._hass.bus.async_fire(
+            EVENT_REPLY,
+            {
+                "workflow_id": ctx.workflow_id,
+                "run_id": ctx.run_id,
+                "message": message,
+                "to": ctx.trigger.payload.get("user"),
+                "conversation_id": ctx.trigger.payload.get("conversation_id"),
+            },
+            context=self.contexts.of(ctx),
+        )
+        self.ledger.add(ctx.key)
+
+    async def ask_person(self, ctx: RunContext, request: ApprovalRequest) -> None:
+        """The question as a persistent notification naming its replies (the phone's
+        actionable notification is the approvals module's)."""
+        replies = ", ".join(request.replies)
+        persistent_notification.async_create(
+            self._hass,
+            f"{request.message}\n\nReplies: {replies}. Approval id: `{request.approval_id}`.",
+            title=f"{ctx.workflow_name} asks",
+            notification_id=_approval_notification(request.approval_id),
+        )
+
+    async def approval_closed(self, approval_id: str, reply: str | None, by: str | None) -> None:
+        persistent_notification.async_dismiss(self._hass, _approval_notification(approval_id))
+
+    # ── acting ─────────────────────────────────────────────────────────
+
+    async def save_clip(self, ctx: RunContext, request: ActionRequest) -> JsonMap | None:
+        camera_id = self._camera_of(request)
+        if camera_id is None:
+            raise ValueError(f"save_clip: no OpenNVR camera for {request.camera!r}")
+        self._need_scope("events.create", "save a clip")
+        before = int(float(request.params.get("before_s", 10)))
+        after = int(float(request.params.get("after_s", 20)))
+        event_id = ctx.trigger.payload.get("event_id")
+        cid = ctx.correlation_id
+        async with self._nvr("save a clip"):
+            if event_id is None:
+                created = await self._client.create_event(
+                    camera_id,
+                    label="workflow",
+                    note=ctx.workflow_name,
+                    duration_s=before + after,
+                    correlation_id=cid,
+                )
+                event_id = created.get("id")
+            await self._client.protect_event(
+                int(event_id), pre_s=before, post_s=after, correlation_id=cid
+            )
+        return {"event_id": event_id, "before_s": before, "after_s": after}
+
+    async def ptz_preset(self, ctx: RunContext, request: ActionRequest) -> JsonMap | None:
+        camera_id = self._camera_of(request)
+        if camera_id is None:
+            raise ValueError(f"ptz_preset: no OpenNVR camera for {request.camera!r}")
+        self._need_scope("ptz.control", "move a camera to a preset")
+        wanted = str(request.params.get("preset", ""))
+        async with self._nvr("move the camera"):
+            presets = await self._client.ptz_presets(camera_id)
+            token = next(
+                (
+                    str(p.get("token"))
+                    for p in presets
+                    if wanted in (str(p.get("token")), str(p.get("name")))
+                ),
+                None,
+            )
+            if token is None:
+                raise ProviderUnavailable(f"camera {camera_id} has no PTZ preset {wanted!r}")
+            await self._client.ptz_goto_preset(camera_id, token, correlation_id=ctx.correlation_id)
+        return {"camera_id": camera_id, "preset": token}
+
+    async def webhook(self, ctx: RunContext, request: ActionRequest) -> JsonMap | None:
+        name = str(request.params.get("to", ""))
+        url = self.settings.webhooks.get(name)
+        if url is None:
+            raise ProviderUnavailable(
+                f"webhook destination {name!r} is not approved in the integration's options"
+            )
+        session = async_get_clientsession(self._hass)
+        try:
+            async with session.post(
+                url,
+                json=dict(request.params.get("data") or {}),
+                headers={"X-Correlation-Id": ctx.correlation_id},
+                timeout=aiohttp.ClientTimeout(total=WEBHOOK_TIMEOUT_S),
+            ) as response:
+                if response.status >= 400:
+                    raise HomeAssistantError(f"webhook {name!r} answered HTTP {response.status}")
+                return {"to": name, "status": response.status}
+        except (aiohttp.ClientError, TimeoutError) as err:
+            raise HomeAssistantError(f"webhook {name!r} failed: {err}") from err
+
+    async def call_action(self, ctx: RunContext, request: ActionRequest) -> JsonMap | None:
+        action = str(request.params.get("action", ""))
+        domain, _, service = action.partition(".")
+        if not self._hass.services.has_service(domain, service):
+            raise ProviderUnavailable(f"Home Assistant has no action {action!r}")
+        if domain == "notify" and self.ledger.seen(ctx.key):
+            return _REPEAT
+        try:
+            response = await self._hass.services.async_call(
+                domain,
+                service,
+                dict(request.params.get("data") or {}),
+                blocking=True,
+                context=self.contexts.of(ctx),
+                target=dict(request.params.get("target") or {}) or None,
+                return_response=_returns_response(self._hass, domain, service),
+            )
+        except ServiceNotFound as err:
+            raise ProviderUnavailable(f"Home Assistant has no action {action!r}") from err
+        if domain == "notify":
+            self.ledger.add(ctx.key)
+        return {"action": action, "response": response} if response else {"action": action}
+
+    async def set_site_mode(self, ctx: RunContext, request: ActionRequest) -> JsonMap | None:
+        mode = str(request.params.get("mode", ""))
+        self._need_scope("alerts.manage", "change the site mode")
+        async with self._nvr("change the site mode"):
+            result = await self._client.set_site_mode(
+                mode, reason=f"workflow {ctx.workflow_name}", correlation_id=ctx.correlation_id
+            )
+        return {"mode": result.mode}
+
+    async def app_action(self, ctx: RunContext, request: ActionRequest) -> JsonMap | None:
+        app = str(request.params.get("app", ""))
+        action = str(request.params.get("action", ""))
+        self._need_scope("apps.actions", f"run {app}.{action}")
+        async with self._nvr(f"run {app}.{action}"):
+            catalog = await self._client.get_entities()
+            key = _app_action_key(catalog.descriptors if catalog else (), app, action)
+            if key is None:
+                raise ProviderUnavailable(f"the OpenNVR app {app!r} offers no action {action!r}")
+            result = await self._client.command_entity(
+                key,
+                args=dict(request.params.get("data") or {}),
+                correlation_id=ctx.correlation_id,
+            )
+        return {"app": app, "action": action, "key": key, "result": result}
+
+    # ── reading ────────────────────────────────────────────────────────
+
+    async def snapshot(self, camera_id: str) -> bytes | None:
+        number = _camera_number(camera_id)
+        if number is None:
+            return None
+        try:
+            return await self._client.get_snapshot(number)
+        except OpenNVRError as err:
+            _LOGGER.debug("Snapshot of camera %s failed: %s", camera_id, err)
+            return None
+
+    async def frames(self, camera_id: str, count: int, interval_s: float) -> Sequence[bytes]:
+        out: list[bytes] = []
+        for i in range(max(0, count)):
+            if i:
+                await asyncio.sleep(interval_s)
+            if (frame := await self.snapshot(camera_id)) is not None:
+                out.append(frame)
+        return out
+
+    async def site_mode(self) -> str | None:
+        return self._site_mode()
+
+    async def site_list(self, name: str) -> Sequence[str]:
+        try:
+            return list(self.settings.site.lists[name])
+        except KeyError:
+            raise ProviderUnavailable(
+                f"the site list {name!r} is not set in the integration's options (site rules)"
+            ) from None
+
+    async def recent_events(
+        self, cameras: Sequence[str], within_s: float
+    ) -> Sequence[Mapping[str, Any]]:
+        since = (datetime.now(UTC) - timedelta(seconds=within_s)).isoformat()
+        roles = self.settings.roles
+        wanted = (
+            [(role, roles[role]) for role in cameras if role in roles]
+            if cameras
+            else [(None, None)]
+        )
+        names = {cid: role for role, cid in roles.items()}
+        out: list[Mapping[str, Any]] = []
+        async with self._nvr("read recent events"):
+            for role, camera_id in wanted:
+                data = await self._client.get_events(camera_id=camera_id, from_=since, limit=100)
+                for row in data.get("events") or ():
+                    if not isinstance(row, Mapping):
+                        continue
+                    cid = _camera_number(row.get("camera_id"))
+                    out.append(
+                        {
+                            **row,
+                            "camera": role or names.get(cid or -1) or str(row.get("camera_id")),
+                            "event_type": row.get("event_type") or row.get("label"),
+                        }
+                    )
+        return out
+
+    # ── helpers ────────────────────────────────────────────────────────
+
+    def _targets(self, who: Any) -> tuple[str, ...]:
+        """Notify services for ``who``: ``notify.x`` entries as written, a role (or
+        anything else) as the approvers' phones."""
+        entries = (who,) if isinstance(who, str) else tuple(str(w) for w in who or ())
+        out: list[str] = []
+        for entry in entries:
+            targets = (entry,) if entry.startswith("notify.") else self.settings.approver_phones
+            out.extend(t for t in targets if t not in out)
+        return tuple(out)
+
+    async def _to_phones(
+        self,
+        ctx: RunContext,
+        services: Sequence[str],
+        title: str,
+        message: str,
+        camera_id: str | None,
+        attach: Sequence[Any],
+    ) -> list[str]:
+        data: dict[str, Any] = {"tag": f"{DOMAIN}_{short_key(ctx.key)}", "group": ctx.workflow_id}
+        if attach and (entity_id := self._camera_entity(camera_id)):
+            data["entity_id"] = entity_id  # the app shows the camera's picture
+        sent: list[str] = []
+        for target in services:
+            domain, _, service = target.partition(".")
+            if not self._hass.services.has_service(domain, service):
+                _LOGGER.warning(
+                    "Workflow %s: notify target %s does not exist", ctx.workflow_name, target
+                )
+                continue
+            await self._hass.services.async_call(
+                domain,
+                service,
+                {"title": title, "message": message or title, "data": data},
+                blocking=True,
+                context=self.contexts.of(ctx),
+            )
+            sent.append(target)
+        return sent
+
+    async def _opennvr_event(self, ctx: RunContext, request: AlertRequest) -> Any:
+        """Mark the alert in OpenNVR's timeline when the token may create events."""
+        camera_id = _camera_number(request.camera_id)
+        if camera_id is None or not self._has_scope("events.create"):
+            return None
+        try:
+            created = await self._client.create_event(
+                camera_id,
+                label="workflow_alert",
+                note=request.title,
+                correlation_id=ctx.correlation_id,
+            )
+        except OpenNVRError as err:
+            _LOGGER.warning(
+                "Workflow %s: OpenNVR did not record the alert: %s", ctx.workflow_name, err
+            )
+            return None
+        return created.get("id")
+
+    def _camera_of(self, request: ActionRequest) -> int | None:
+        """The OpenNVR camera an action is about: the trigger's, or its role's mapping."""
+        number = _camera_number(request.camera_id)
+        if number is None and request.camera is not None:
+            number = self.settings.roles.get(request.camera)
+        return number
+
+    def _has_scope(self, scope: str) -> bool:
+        return self._scopes is None or scope in self._scopes
+
+    def _need_scope(self, scope: str, what: str) -> None:
+        if not self._has_scope(scope):
+            raise ProviderUnavailable(
+                f"the OpenNVR token lacks the scope {scope!r} needed to {what}"
+            )
+
+    def _nvr(self, what: str) -> _NvrCall:
+        return _NvrCall(what)
+
+
+class _NvrCall:
+    """Turns pyopennvr's errors into the engine's: a refused token is a lost provider."""
+
+    def __init__(self, what: str) -> None:
+        self._what = what
+
+    async def __aenter__(self) -> None:
+        return None
+
+    async def __aexit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> None:
+        if isinstance(exc, OpenNVRAuthError):
+            raise ProviderUnavailable(f"OpenNVR refused to {self._what}: {exc}") from exc
+        if isinstance(exc, OpenNVRError):
+            raise HomeAssistantError(f"OpenNVR could not {self._what}: {exc}") from exc
+
+
+def _approval_notification(approval_id: str) -> str:
+    return f"{DOMAIN}_approval_{short_key(approval_id)}"
+
+
+def _camera_number(value: Any) -> int | None:
+    try:
+        return int(value) if value is not None else None
+    except (TypeError, ValueError):
+        return None
+
+
+def _returns_response(hass: HomeAssistant, domain: str, service: str) -> bool:
+    from homeassistant.core import SupportsResponse
+
+    supports = hass.services.supports_response(domain, service)
+    return supports is SupportsResponse.ONLY
+
+
+def _app_action_key(descriptors: Sequence[Any], app: str, action: str) -> str | None:
+    """The OpenNVR entity key of an app's action (a button or command the app declared)."""
+    for d in descriptors:
+        origin = str(getattr(d, "origin", ""))
+        if app not in (origin, origin.removeprefix("app:")):
+            continue
+        key = str(d.key)
+        if action in (key, key.rsplit(".", 1)[-1], str(d.name).casefold()):
+            return key
+    return None

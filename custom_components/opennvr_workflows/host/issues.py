@@ -1,0 +1,88 @@
+"""Repair issues the workflow host raises and clears.
+
+One issue per invalid workflow file (naming the file, the line and the first problem), one
+per workflow parked in *needs attention*, and one while the model cannot be reached. Each
+is deleted as soon as its cause is gone, so the Repairs page always shows what is true now.
+"""
+
+from __future__ import annotations
+
+from homeassistant.core import HomeAssistant
+from homeassistant.helpers import issue_registry as ir
+
+from ..const import DOMAIN
+
+
+def invalid_file_id(entry_id: str, workflow_id: str) -> str:
+    return f"{entry_id}_invalid_{workflow_id}"
+
+
+def attention_id(entry_id: str, workflow_id: str) -> str:
+    return f"{entry_id}_attention_{workflow_id}"
+
+
+def model_down_id(entry_id: str) -> str:
+    return f"{entry_id}_model_unreachable"
+
+
+def raise_invalid_file(
+    hass: HomeAssistant,
+    entry_id: str,
+    workflow_id: str,
+    file: str,
+    line: int,
+    problem: str,
+    count: int,
+) -> None:
+    ir.async_create_issue(
+        hass,
+        DOMAIN,
+        invalid_file_id(entry_id, workflow_id),
+        is_fixable=False,
+        severity=ir.IssueSeverity.ERROR,
+        translation_key="invalid_workflow_file",
+        translation_placeholders={
+            "file": file,
+            "line": str(line),
+            "problem": problem,
+            "count": str(count),
+        },
+    )
+
+
+def raise_needs_attention(
+    hass: HomeAssistant, entry_id: str, workflow_id: str, name: str, reason: str
+) -> None:
+    ir.async_create_issue(
+        hass,
+        DOMAIN,
+        attention_id(entry_id, workflow_id),
+        is_fixable=False,
+        severity=ir.IssueSeverity.WARNING,
+        translation_key="workflow_needs_attention",
+        translation_placeholders={"workflow": name, "reason": reason},
+    )
+
+
+def raise_model_down(hass: HomeAssistant, entry_id: str, url: str, detail: str) -> None:
+    ir.async_create_issue(
+        hass,
+        DOMAIN,
+        model_down_id(entry_id),
+        is_fixable=False,
+        severity=ir.IssueSeverity.WARNING,
+        translation_key="model_unreachable",
+        translation_placeholders={"url": url, "detail": detail},
+    )
+
+
+def clear(hass: HomeAssistant, issue_id: str) -> None:
+    ir.async_delete_issue(hass, DOMAIN, issue_id)
+
+
+def clear_prefix(hass: HomeAssistant, prefix: str, keep: set[str]) -> None:
+    """Delete this domain's issues whose id starts with ``prefix``, except ``keep``."""
+    registry = ir.async_get(hass)
+    for domain, issue_id in list(registry.issues):
+        if domain == DOMAIN and issue_id.startswith(prefix) and issue_id not in keep:
+            ir.async_delete_issue(hass, DOMAIN, issue_id)

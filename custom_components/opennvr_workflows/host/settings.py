@@ -1,0 +1,128 @@
+"""The entry's options as the workflow host reads them: one typed, validated object.
+
+Options are saved by the options flow as plain JSON; everything that runs a workflow reads
+them through :class:`HostSettings`, so a malformed or outdated option is handled once, here
+(ignored with a debug line), and never deep inside a run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..ai import SiteRules
+from ..ai.context import DEFAULT_FLOOR
+from ..const import (
+    CONF_AI_ENABLED,
+    CONF_APPROVERS,
+    CONF_CAMERA_ROLES,
+    CONF_DEFAULT_LIMITS,
+    CONF_HARDWARE,
+    CONF_MODEL_ALLOW_LIST,
+    CONF_OLLAMA_URL,
+    CONF_SITE_FACTS,
+    CONF_SITE_LISTS,
+    CONF_TEXT_MODEL,
+    CONF_TOOL_POLICY,
+    CONF_VISION_MODEL,
+    CONF_WEBHOOKS,
+    DEFAULT_OLLAMA_URL,
+    HARDWARE_CPU,
+    HARDWARE_GPU,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class HostSettings:
+    """What a workflow run needs to know about this home."""
+
+    #: camera role -> OpenNVR camera id
+    roles: Mapping[str, int] = field(default_factory=dict)
+    approver_users: tuple[str, ...] = ()
+    #: notify services of the approvers' phones ("notify.mobile_app_x")
+    approver_phones: tuple[str, ...] = ()
+    site: SiteRules = field(default_factory=SiteRules)
+    ai_enabled: bool = True
+    ollama_url: str = DEFAULT_OLLAMA_URL
+    vision_model: str = ""
+    text_model: str = ""
+    hardware: str = HARDWARE_CPU
+    #: webhook destination name -> URL, approved by an admin in the options
+    webhooks: Mapping[str, str] = field(default_factory=dict)
+    #: models an admin may name in the look / investigate actions
+    model_allow_list: tuple[str, ...] = ()
+    max_chain_depth: int = 3
+
+    @property
+    def roles_of_camera(self) -> dict[int, tuple[str, ...]]:
+        """OpenNVR camera id -> the roles mapped to it, in the options' order."""
+        out: dict[int, list[str]] = {}
+        for role, camera_id in self.roles.items():
+            out.setdefault(camera_id, []).append(role)
+        return {camera_id: tuple(roles) for camera_id, roles in out.items()}
+
+    @classmethod
+    def from_options(cls, options: Mapping[str, Any]) -> HostSettings:
+        """Read the options; anything of the wrong shape is left at its default."""
+        approvers = _mapping(options.get(CONF_APPROVERS))
+        limits = _mapping(options.get(CONF_DEFAULT_LIMITS))
+        hardware = options.get(CONF_HARDWARE)
+        return cls(
+            roles=_roles(options.get(CONF_CAMERA_ROLES)),
+            approver_users=_strs(approvers.get("users")),
+            approver_phones=_strs(approvers.get("notify")),
+            site=SiteRules(
+                facts=str(options.get(CONF_SITE_FACTS) or ""),
+                lists={
+                    str(name): _strs(items)
+                    for name, items in _mapping(options.get(CONF_SITE_LISTS)).items()
+                },
+                tool_policy={
+                    str(k): str(v) for k, v in _mapping(options.get(CONF_TOOL_POLICY)).items()
+                },
+                floor=DEFAULT_FLOOR,
+            ),
+            ai_enabled=bool(options.get(CONF_AI_ENABLED, True)),
+            ollama_url=str(options.get(CONF_OLLAMA_URL) or DEFAULT_OLLAMA_URL),
+            vision_model=str(options.get(CONF_VISION_MODEL) or ""),
+            text_model=str(options.get(CONF_TEXT_MODEL) or ""),
+            hardware=hardware if hardware in (HARDWARE_CPU, HARDWARE_GPU) else HARDWARE_CPU,
+            webhooks={
+                str(k): str(v)
+                for k, v in _mapping(options.get(CONF_WEBHOOKS)).items()
+                if str(v).startswith(("http://", "https://"))
+            },
+            model_allow_list=_strs(options.get(CONF_MODEL_ALLOW_LIST)),
+            max_chain_depth=_int(limits.get("chain_depth"), 3, 1, 10),
+        )
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _strs(value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, list | tuple):
+        return tuple(str(v) for v in value if v not in (None, ""))
+    return ()
+
+
+def _roles(value: Any) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for role, camera in _mapping(value).items():
+        try:
+            out[str(role)] = int(camera)
+        except (TypeError, ValueError):
+            continue
+    return out
+
+
+def _int(value: Any, default: int, low: int, high: int) -> int:
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        return default
+    return min(max(number, low), high)

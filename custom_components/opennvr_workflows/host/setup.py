@@ -1,0 +1,70 @@
+"""Starting and stopping the workflow host with its config entry."""
+
+from __future__ import annotations
+
+from homeassistant.const import EVENT_HOMEASSISTANT_STOP, Platform
+from homeassistant.core import Event, HomeAssistant
+from homeassistant.exceptions import ConfigEntryError, ConfigEntryNotReady
+from homeassistant.helpers import entity_registry as er
+
+from ..const import DOMAIN, LOGGER
+from ..engine import StoreError, StoreLockedError
+from ..runtime import OpenNVRConfigEntry
+from .ids import camera_unique_id, workflow_unique_id
+from .settings import HostSettings
+from .workflows import WorkflowHost
+
+
+async def async_setup_workflows(hass: HomeAssistant, entry: OpenNVRConfigEntry) -> WorkflowHost:
+    """Build the entry's workflow host, start it, and stop it with the entry and with
+    Home Assistant (which does not unload entries when it stops)."""
+    runtime = entry.runtime_data
+    site_id = runtime.info.site_id
+    registry = er.async_get(hass)
+
+    def camera_entity(camera_id: str | None) -> str | None:
+        if camera_id is None:
+            return None
+        return registry.async_get_entity_id(
+            Platform.CAMERA, DOMAIN, camera_unique_id(site_id, camera_id)
+        )
+
+    def workflow_entity(workflow_id: str) -> str | None:
+        return registry.async_get_entity_id(
+            Platform.SELECT, DOMAIN, workflow_unique_id(site_id, workflow_id, "state")
+        )
+
+    host = WorkflowHost(
+        hass,
+        entry.entry_id,
+        runtime.client,
+        runtime.hub,
+        HostSettings.from_options(entry.options),
+        scopes=runtime.info.scopes,
+        site_mode=lambda: runtime.site_mode,
+        camera_entity=camera_entity,
+        workflow_entity=workflow_entity,
+    )
+    try:
+        await host.async_start()
+    except StoreLockedError as err:
+        raise ConfigEntryNotReady(
+            translation_domain=DOMAIN,
+            translation_key="store_locked",
+            translation_placeholders={"detail": str(err)},
+        ) from err
+    except StoreError as err:
+        raise ConfigEntryError(
+            translation_domain=DOMAIN,
+            translation_key="store_error",
+            translation_placeholders={"detail": str(err)},
+        ) from err
+    runtime.workflows = host
+
+    async def _stop(_: Event | None = None) -> None:
+        LOGGER.debug("Stopping the workflows of %s", entry.title)
+        await host.async_stop()
+
+    entry.async_on_unload(_stop)
+    entry.async_on_unload(hass.bus.async_listen_once(EVENT_HOMEASSISTANT_STOP, _stop))
+    return host

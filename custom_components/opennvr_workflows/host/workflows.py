@@ -1,0 +1,285 @@
+"""The workflows of one config entry: the folder, the validator, the engine, its ports.
+
+:class:`WorkflowHost` is what ``entry.runtime_data.workflows`` holds. It owns the engine's
+life (started with the entry, stopped on unload and when Home Assistant stops, so
+in-flight step writes are drained), feeds it every deduplicated event from the hub with
+the camera's roles filled in, and keeps the workflow files, their validation reports and
+their repair issues in step with the folder.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Final
+
+from homeassistant.core import HomeAssistant, callback
+from homeassistant.util.ssl import get_default_context
+from pyopennvr import OpenNVRClient, OpenNVRError
+
+from ..ai import OllamaSettings, make_llm_client
+from ..const import DOMAIN, WORKFLOW_FOLDER
+from ..engine import Engine, EngineUpdate, NvrEvent
+from ..nvr.hub import EventHub
+from ..workflow import Problem, Report, Workflow, validate_text
+from . import files as folder_io
+from . import issues
+from .ai_port import Evidence, HaAiPort
+from .effects import HaEffects
+from .run_context import SentLedger
+from .settings import HostSettings
+from .skills import site_skills
+
+_LOGGER = logging.getLogger(__name__)
+
+#: How long Home Assistant's stop (or an unload) lets runs reach a waiting point.
+STOP_GRACE_S: Final = 5.0
+
+
+@dataclass(frozen=True, slots=True)
+class WorkflowFile:
+    """One file of the folder and what the validator said of it."""
+
+    workflow_id: str
+    path: Path
+    text: str | None
+    report: Report
+
+    @property
+    def workflow(self) -> Workflow | None:
+        return self.report.workflow
+
+    @property
+    def errors(self) -> tuple[Problem, ...]:
+        return tuple(p for p in self.report.problems if p.severity == "error")
+
+
+class WorkflowHost:
+    """The workflow side of one config entry."""
+
+    def __init__(
+        self,
+        hass: HomeAssistant,
+        entry_id: str,
+        client: OpenNVRClient,
+        hub: EventHub,
+        settings: HostSettings,
+        *,
+        scopes: frozenset[str] | None,
+        site_mode: Callable[[], str | None],
+        camera_entity: Callable[[str | None], str | None],
+        workflow_entity: Callable[[str], str | None],
+    ) -> None:
+        self.hass = hass
+        self.entry_id = entry_id
+        self.client = client
+        self.hub = hub
+        self.settings = settings
+        self.scopes = scopes
+        self.folder = Path(hass.config.path(WORKFLOW_FOLDER))
+        self.db_path = Path(hass.config.path(".storage", f"{DOMAIN}.{entry_id}.db"))
+        self.files: dict[str, WorkflowFile] = {}
+        self.evidence: dict[str, Evidence] = {}
+        self.apps: frozenset[str] = frozenset()
+        self._listeners: list[Callable[[], None]] = []
+        self._unsubscribe: list[Callable[[], None]] = []
+        ssl_context = get_default_context()
+        self.ai = HaAiPort(
+            client,
+            settings,
+            make_client=lambda s: make_llm_client(_with_ssl(s, ssl_context)),
+            on_evidence=self._on_evidence,
+        )
+        self.effects = HaEffects(
+            hass,
+            client,
+            settings,
+            ledger=SentLedger(hass, entry_id),
+            scopes=scopes,
+            site_mode=site_mode,
+            camera_entity=camera_entity,
+            workflow_entity=workflow_entity,
+            publish=hub.publish,
+        )
+        self.engine = Engine(
+            self.db_path,
+            self.effects,
+            self.ai,
+            tz=_tz(hass),
+            max_chain_depth=settings.max_chain_depth,
+        )
+
+    # ── lifecycle ──────────────────────────────────────────────────────
+
+    async def async_start(self) -> None:
+        """Copy the templates on first setup, load the folder, open the database (off the
+        loop), resume waiting runs, and start taking events."""
+        await self.effects.ledger.async_load()
+        await self.hass.async_add_executor_job(_make_folders, self.db_path.parent)
+        copied = await self.hass.async_add_executor_job(folder_io.install_templates, self.folder)
+        if copied:
+            _LOGGER.info("Copied the workflow templates into %s: %s", self.folder, copied)
+        self.apps = await self._read_apps()
+        await self._load_folder()
+        await self.engine.start()
+        self._unsubscribe.append(self.hub.subscribe(self.submit))
+        self._unsubscribe.append(self.engine.subscribe(self._on_update))
+        self._sync_attention_issues()
+
+    async def async_stop(self) -> None:
+        """Stop taking events, let runs reach a waiting point, drain the writes."""
+        for unsubscribe in self._unsubscribe:
+            unsubscribe()
+        self._unsubscribe.clear()
+        await self.engine.stop(STOP_GRACE_S)
+        await self.effects.ledger.async_flush()
+
+    # ── the folder ─────────────────────────────────────────────────────
+
+    async def async_reload(self) -> dict[str, Any]:
+        """Read the folder again and hand the engine what changed."""
+        await self._load_folder()
+        return self.summary()
+
+    def summary(self) -> dict[str, Any]:
+        """Which files loaded and which were refused (the reload action's response)."""
+        return {
+            "loaded": sorted(w for w, f in self.files.items() if f.workflow is not None),
+            "invalid": {
+                w: [p.as_dict() for p in f.errors]
+                for w, f in sorted(self.files.items())
+                if f.workflow is None
+            },
+        }
+
+    def validate(self, text: str) -> Report:
+        """Validate a workflow's text against this site (skills, tools, camera roles)."""
+        return validate_text(text, skills=self.skills())
+
+    def skills(self) -> frozenset[str]:
+        return site_skills(self.settings, self.scopes, self.apps)
+
+    async def _load_folder(self) -> None:
+        texts = await self.hass.async_add_executor_job(folder_io.read_folder, self.folder)
+        loaded: dict[str, WorkflowFile] = {}
+        for item in texts:
+            if item.text is None:
+                report = Report.of([Problem("WF-FILE-UNREADABLE", item.error or "unreadable")])
+            else:
+                report = self.validate(item.text)
+            loaded[item.workflow_id] = WorkflowFile(item.workflow_id, item.path, item.text, report)
+        self.files = loaded
+        self.engine.set_workflows(
+            {w: f.workflow for w, f in loaded.items() if f.workflow is not None}
+        )
+        self._sync_file_issues()
+        self._changed()
+
+    def _sync_file_issues(self) -> None:
+        keep: set[str] = set()
+        for workflow_id, loaded in self.files.items():
+            if loaded.workflow is not None:
+                continue
+            first = loaded.errors[0] if loaded.errors else Problem("WF-UNKNOWN", "invalid")
+            issue_id = issues.invalid_file_id(self.entry_id, workflow_id)
+            keep.add(issue_id)
+            issues.raise_invalid_file(
+                self.hass,
+                self.entry_id,
+                workflow_id,
+                loaded.path.name,
+                first.line,
+                f"{first.code}: {first.message}",
+                len(loaded.errors),
+            )
+            _LOGGER.warning(
+                "Workflow file %s is not loaded: %s",
+                loaded.path,
+                "; ".join(p.format(loaded.path.name) for p in loaded.errors[:5]),
+            )
+        issues.clear_prefix(self.hass, f"{self.entry_id}_invalid_", keep)
+
+    # ── events and updates ─────────────────────────────────────────────
+
+    @callback
+    def submit(self, event: NvrEvent) -> None:
+        """Offer an event to the engine, once per camera role its camera plays."""
+        if event.camera_role is None and event.camera_id is not None:
+            try:
+                roles = self.settings.roles_of_camera.get(int(event.camera_id), ())
+            except ValueError:
+                roles = ()
+            if roles:
+                self.engine.submit(replace(event, camera_role=roles[0]))
+                return
+        self.engine.submit(event)
+
+    def subscribe(self, listener: Callable[[], None]) -> Callable[[], None]:
+        """Call ``listener`` when the set of workflows, a state or a run changes."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    def update_settings(self, settings: HostSettings) -> None:
+        self.settings = settings
+        self.ai.update(settings)
+        self.effects.settings = settings
+
+    @callback
+    def _on_update(self, update: EngineUpdate) -> None:
+        if update.kind == "workflow_state":
+            self._sync_attention_issues()
+        self._changed()
+
+    def _on_evidence(self, workflow_id: str, evidence: Evidence) -> None:
+        self.evidence[workflow_id] = evidence
+
+    def _sync_attention_issues(self) -> None:
+        keep: set[str] = set()
+        for status in self.engine.workflows():
+            if status.state != "needs_attention":
+                continue
+            issue_id = issues.attention_id(self.entry_id, status.workflow_id)
+            keep.add(issue_id)
+            issues.raise_needs_attention(
+                self.hass, self.entry_id, status.workflow_id, status.name, status.reason or ""
+            )
+        issues.clear_prefix(self.hass, f"{self.entry_id}_attention_", keep)
+
+    def _changed(self) -> None:
+        for listener in list(self._listeners):
+            try:
+                listener()
+            except Exception:
+                _LOGGER.exception("Workflow listener failed")
+
+    async def _read_apps(self) -> frozenset[str]:
+        """The OpenNVR apps this token can see (a workflow's ``needs`` may name one)."""
+        try:
+            catalog = await self.client.get_entities()
+        except OpenNVRError as err:
+            _LOGGER.debug("OpenNVR apps not readable: %s", err)
+            return frozenset()
+        if catalog is None:
+            return frozenset()
+        return frozenset(
+            str(d.origin).removeprefix("app:") for d in catalog.descriptors if d.origin
+        ) - {"core"}
+
+
+def _make_folders(path: Path) -> None:
+    path.mkdir(parents=True, exist_ok=True)
+
+
+def _with_ssl(settings: OllamaSettings, context: Any) -> OllamaSettings:
+    """The settings with Home Assistant's shared SSL context, where the client takes one."""
+    if "ssl_context" in getattr(OllamaSettings, "__dataclass_fields__", {}):
+        return replace(settings, ssl_context=context)  # type: ignore[call-arg]
+    return settings
+
+
+def _tz(hass: HomeAssistant) -> Any:
+    from homeassistant.util import dt as dt_util
+
+    return dt_util.get_default_time_zone()

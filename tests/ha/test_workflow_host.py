@@ -1,0 +1,109 @@
+"""The engine hosted in Home Assistant: an alert from the simulator's websocket starts a
+workflow whose Look step decides through the Ollama fake and whose decided path notifies."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from homeassistant.core import HomeAssistant
+from pytest_homeassistant_custom_component.common import MockConfigEntry, async_mock_service
+
+from custom_components.opennvr_workflows.const import (
+    CONF_AI_ENABLED,
+    CONF_APPROVERS,
+    CONF_CAMERA_ROLES,
+    CONF_OLLAMA_URL,
+    CONF_VISION_MODEL,
+    WORKFLOW_FOLDER,
+)
+from custom_components.opennvr_workflows.host.workflows import WorkflowHost
+from custom_components.opennvr_workflows.workflow import template_names
+from tests.fakes.ollama_server import FakeOllama, FromSchema
+from tests.fakes.opennvr_sim import OpenNVRSimulator
+from tests.nvr.conftest import until
+
+from .conftest import WEBSOCKET_OPTIONS
+from .workflow_files import DOOR_LOOK, write_workflow
+
+PHONE = "mobile_app_alices_phone"
+
+
+@pytest.fixture
+def entry_options(ollama: FakeOllama) -> dict[str, Any]:
+    return {
+        **WEBSOCKET_OPTIONS,
+        CONF_AI_ENABLED: True,
+        CONF_OLLAMA_URL: ollama.url,
+        CONF_VISION_MODEL: "qwen2.5vl:3b",
+        CONF_CAMERA_ROLES: {"front_door": "1"},
+        CONF_APPROVERS: {"users": [], "notify": [f"notify.{PHONE}"]},
+    }
+
+
+def host_of(entry: MockConfigEntry) -> WorkflowHost:
+    host = entry.runtime_data.workflows
+    assert host is not None
+    return host
+
+
+async def test_first_setup_copies_templates_in_test_state(
+    hass: HomeAssistant, setup_entry: MockConfigEntry
+) -> None:
+    folder = Path(hass.config.path(WORKFLOW_FOLDER))
+    names = sorted(p.stem for p in folder.glob("*.yaml"))
+    assert names == sorted(template_names())
+    host = host_of(setup_entry)
+    for status in host.engine.workflows():
+        assert status.state == "test"
+
+
+async def test_templates_never_overwrite_a_users_file(
+    hass: HomeAssistant, config_entry: MockConfigEntry
+) -> None:
+    mine = write_workflow(hass, "parcel_at_door", DOOR_LOOK.format(state="test"))
+    assert await hass.config_entries.async_setup(config_entry.entry_id)
+    await hass.async_block_till_done()
+    assert mine.read_text() == DOOR_LOOK.format(state="test")
+
+
+@pytest.mark.parametrize("state", ["on", "test"])
+async def test_alert_starts_a_look_that_notifies(
+    hass: HomeAssistant,
+    config_entry: MockConfigEntry,
+    sim: OpenNVRSimulator,
+    ollama: FakeOllama,
+    state: str,
+) -> None:
+    calls = async_mock_service(hass, "notify", PHONE)
+    write_workflow(hass, "door", DOOR_LOOK.format(state=state))
+    assert await hass.config_entries.async_setup(config_entry.entry_id)
+    await hass.async_block_till_done()
+    host = host_of(config_entry)
+    assert host.files["door"].workflow is not None, host.files["door"].report.problems
+    ollama.script(
+        *[FromSchema({"decision": "visitor", "reason": "a courier", "confidence": 0.9})] * 4
+    )
+
+    await until(lambda: config_entry.runtime_data.hub.connected("websocket"), "connected")
+    await sim.emit_alert(1, "person")
+    await until(lambda: host.engine.stats.started == 1, "a run started")
+    await host.engine.idle()
+    runs = await host.engine.runs("door")
+    assert len(runs) == 1
+    detail = await host.engine.run_detail(runs[0]["id"])
+    steps = {s["path"]: s for s in detail["steps"]}
+    look = steps["then.0"]
+    assert look["outcome"] == "visitor"
+    notify = steps["then.0.visitor.0"]
+    if state == "on":
+        assert notify["status"] == "done"
+        assert len(calls) == 1
+        assert calls[0].data["message"] == "Visitor: a courier"
+    else:
+        assert notify["status"] == "would_have"
+        assert calls == []
+    # The model was really asked, with the camera's picture, and the trace says so.
+    assert ollama.chats
+    assert [c["name"] for c in detail["tool_calls"]] == ["picture", "qwen2.5vl:3b"]

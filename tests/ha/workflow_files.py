@@ -1,0 +1,39 @@
+"""Workflow files the Home Assistant tests write into the config folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from homeassistant.core import HomeAssistant
+
+from custom_components.opennvr_workflows.const import WORKFLOW_FOLDER
+
+DOOR_LOOK = """\
+contract: workflow.v1
+name: Visitor at the front door
+state: {state}
+needs: [vision_model]
+limits: {{ cooldown: 0s, per_hour: 100 }}
+when:
+  alert: {{ alert_type: person, cameras: [front_door] }}
+then:
+  - ai:
+      mode: look
+      prompt: Is somebody waiting at the front door?
+      input: picture
+      decision: [visitor, nobody]
+      visitor:
+        - notify:
+            {{ who: role:household, title: Front door, message: "Visitor: {{reason}}" }}
+      nobody: [ log: "Nobody at the door: {{reason}}" ]
+      unsure: [ log: "Not sure: {{reason}}" ]
+"""
+
+
+def write_workflow(hass: HomeAssistant, name: str, text: str) -> Path:
+    """Write ``text`` as ``<config>/opennvr_workflows/<name>.yaml`` (before setup)."""
+    folder = Path(hass.config.path(WORKFLOW_FOLDER))
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
