@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import voluptuous as vol
+import probatio as vol
 from homeassistant.config_entries import ConfigEntry, ConfigFlow, ConfigFlowResult
 from homeassistant.const import CONF_TOKEN, CONF_URL
 from homeassistant.core import callback
@@ -21,7 +21,7 @@ from homeassistant.helpers.selector import (
 )
 
 from .const import CONF_VERIFY_SSL, DOMAIN, LOGGER, TITLE
-from .flow_steps import TransportAndAISteps
+from .flow_steps import TransportAndAISteps, merge_options, suggestions
 from .nvr_client import CheckedSite, SiteCheckError, async_check_site
 from .options_flow import OpenNVRWorkflowsOptionsFlow
 
@@ -33,6 +33,14 @@ USER_SCHEMA = vol.Schema(
     {
         vol.Required(CONF_URL): _URL,
         vol.Required(CONF_TOKEN): _TOKEN,
+        vol.Required(CONF_VERIFY_SSL, default=True): bool,
+    }
+)
+#: As USER_SCHEMA, but the stored token is never shown: a blank token keeps it.
+RECONFIGURE_SCHEMA = vol.Schema(
+    {
+        vol.Required(CONF_URL): _URL,
+        vol.Optional(CONF_TOKEN): _TOKEN,
         vol.Required(CONF_VERIFY_SSL, default=True): bool,
     }
 )
@@ -89,7 +97,9 @@ class OpenNVRWorkflowsConfigFlow(TransportAndAISteps, ConfigFlow, domain=DOMAIN)
                 return await self.async_step_transport()
         return self.async_show_form(
             step_id="user",
-            data_schema=self.add_suggested_values_to_schema(USER_SCHEMA, user_input or {}),
+            data_schema=self.add_suggested_values_to_schema(
+                USER_SCHEMA, suggestions(user_input or {})
+            ),
             errors=errors,
             description_placeholders=placeholders,
         )
@@ -103,7 +113,9 @@ class OpenNVRWorkflowsConfigFlow(TransportAndAISteps, ConfigFlow, domain=DOMAIN)
         return self._create()
 
     def _create(self) -> ConfigFlowResult:
-        return self.async_create_entry(title=self._title, data=self._data, options=self._collected)
+        return self.async_create_entry(
+            title=self._title, data=self._data, options=merge_options({}, self._collected)
+        )
 
     async def async_step_reauth(self, entry_data: Mapping[str, Any]) -> ConfigFlowResult:
         return await self.async_step_reauth_confirm()
@@ -131,12 +143,14 @@ class OpenNVRWorkflowsConfigFlow(TransportAndAISteps, ConfigFlow, domain=DOMAIN)
     async def async_step_reconfigure(
         self, user_input: dict[str, Any] | None = None
     ) -> ConfigFlowResult:
-        """Change URL, token or certificate checking of the same site."""
+        """Change URL, token or certificate checking of the same site. The stored token
+        is not shown; left blank, it is kept."""
         entry = self._get_reconfigure_entry()
         errors: dict[str, str] = {}
         placeholders: dict[str, str] = {}
         if user_input is not None:
-            data = _normalise(user_input)
+            token = str(user_input.get(CONF_TOKEN) or "").strip() or entry.data[CONF_TOKEN]
+            data = _normalise({**user_input, CONF_TOKEN: token})
             if site := await self._check(data, errors, placeholders):
                 await self.async_set_unique_id(site.info.site_id)
                 self._abort_if_unique_id_mismatch(reason="wrong_site")
@@ -144,7 +158,7 @@ class OpenNVRWorkflowsConfigFlow(TransportAndAISteps, ConfigFlow, domain=DOMAIN)
         return self.async_show_form(
             step_id="reconfigure",
             data_schema=self.add_suggested_values_to_schema(
-                USER_SCHEMA, user_input or dict(entry.data)
+                RECONFIGURE_SCHEMA, suggestions(user_input or entry.data)
             ),
             errors=errors,
             description_placeholders=placeholders,

@@ -8,10 +8,11 @@ never disagree about what is valid.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
-import voluptuous as vol
+import probatio as vol
 from homeassistant.config_entries import ConfigFlowResult
+from homeassistant.const import CONF_TOKEN
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers.selector import (
     BooleanSelector,
@@ -78,9 +79,32 @@ def _select(options: list[str], key: str | None, *, custom: bool = False) -> Sel
     return SelectSelector(config)
 
 
+#: Fields whose values never go back to the browser, not even as a form's suggested value
+#: (anyone who can open the form could read them there). A secret field left blank keeps
+#: the stored value: see :func:`submitted` and the config flow's reconfigure step.
+SECRET_FIELDS: Final = frozenset(
+    {CONF_TOKEN, CONF_NATS_TOKEN, CONF_NATS_PASSWORD, CONF_MQTT_PASSWORD}
+)
+
+#: Each secret of a broker login with the user-name field it goes with, and whether it
+#: applies with a user name (a password) or without one (NATS's token): a stored secret is
+#: kept for a blank field only while the login it belongs to is still the one given.
+_LOGIN_SECRETS: Final[Mapping[str, tuple[str, bool]]] = {
+    CONF_NATS_TOKEN: (CONF_NATS_USER, False),
+    CONF_NATS_PASSWORD: (CONF_NATS_USER, True),
+    CONF_MQTT_PASSWORD: (CONF_MQTT_USER, True),
+}
+
+
+def suggestions(values: Mapping[str, Any]) -> dict[str, Any]:
+    """``values`` fit to pre-fill a form with: everything but the secrets."""
+    return {key: value for key, value in values.items() if key not in SECRET_FIELDS}
+
+
 def _opt(key: str, defaults: Mapping[str, Any], fallback: Any = None) -> vol.Optional:
-    """An optional field that shows its current value (or nothing) as a suggestion."""
-    value = defaults.get(key, fallback)
+    """An optional field that shows its current value (or nothing) as a suggestion; a
+    secret field never shows one."""
+    value = suggestions(defaults).get(key, fallback)
     return vol.Optional(key, description={"suggested_value": value} if value else None)
 
 
@@ -138,6 +162,42 @@ def clean(user_input: Mapping[str, Any]) -> dict[str, Any]:
     if CONF_MQTT_PORT in out:
         out[CONF_MQTT_PORT] = int(out[CONF_MQTT_PORT])
     return out
+
+
+def submitted(
+    schema: vol.Schema, user_input: Mapping[str, Any], stored: Mapping[str, Any]
+) -> dict[str, Any]:
+    """Every field of a broker form, cleaned: None for one left blank, so that saving it
+    removes the stored value (see :func:`merge_options`). A secret is the exception, as
+    the form never shows it: left blank, it keeps the stored one while its login still
+    applies (a password while a user name is given, NATS's token while none is)."""
+    settings = clean(user_input)
+    fields: dict[str, Any] = {}
+    for key in map(str, schema.schema):
+        value = settings.get(key)
+        if value is None and key in _LOGIN_SECRETS:
+            user_field, with_user = _LOGIN_SECRETS[key]
+            if bool(settings.get(user_field)) == with_user:
+                value = stored.get(key)
+        fields[key] = value
+    return fields
+
+
+def given(fields: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields that have a value (what a connection test is made with)."""
+    return {key: value for key, value in fields.items() if value is not None}
+
+
+def merge_options(stored: Mapping[str, Any], changes: Mapping[str, Any]) -> dict[str, Any]:
+    """The options to save: ``stored`` updated with ``changes``, where a None (a field
+    the user cleared) removes the stored value."""
+    merged = dict(stored)
+    for key, value in changes.items():
+        if value is None:
+            merged.pop(key, None)
+        else:
+            merged[key] = value
+    return merged
 
 
 async def async_validate_nats(settings: Mapping[str, Any]) -> dict[str, str]:
@@ -222,9 +282,14 @@ def ai_disabled(url: str) -> dict[str, Any]:
 class TransportAndAISteps:
     """The transport, NATS, MQTT, Ollama and models steps, for a config or options flow.
 
-    The flow using it supplies ``_collected`` (what the steps gathered so far),
-    ``_step_defaults()`` (what to pre-fill) and the two continuations: what happens once
+    The flow using it supplies ``_collected`` (what the steps gathered so far; a None
+    there is a field cleared, for :func:`merge_options`), ``_step_defaults()`` (what is
+    stored: pre-filled, secrets excepted) and the two continuations: what happens once
     the transport is settled, and once the AI settings are.
+
+    Step names must not be one of Home Assistant's own flow entry points: the MQTT broker
+    step is ``mqtt_broker`` because ``async_step_mqtt`` is where MQTT discovery starts a
+    config flow.
     """
 
     hass: HomeAssistant
@@ -253,18 +318,19 @@ class TransportAndAISteps:
             if user_input[CONF_TRANSPORT] == TRANSPORT_NATS:
                 return await self.async_step_nats()
             if user_input[CONF_TRANSPORT] == TRANSPORT_MQTT:
-                return await self.async_step_mqtt()
+                return await self.async_step_mqtt_broker()
             return await self._transport_done()
         return self.async_show_form(
             step_id="transport", data_schema=transport_schema(self._step_defaults())
         )
 
     async def async_step_nats(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
+        """The NATS broker, tested before it is kept."""
         errors: dict[str, str] = {}
         if user_input is not None:
-            settings = clean(user_input)
-            if not (errors := await async_validate_nats(settings)):
-                self._collected.update(settings)
+            fields = submitted(nats_schema({}), user_input, self._step_defaults())
+            if not (errors := await async_validate_nats(given(fields))):
+                self._collected.update(fields)
                 return await self._transport_done()
         return self.async_show_form(
             step_id="nats",
@@ -272,15 +338,19 @@ class TransportAndAISteps:
             errors=errors,
         )
 
-    async def async_step_mqtt(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
+    async def async_step_mqtt_broker(
+        self, user_input: dict[str, Any] | None = None
+    ) -> ConfigFlowResult:
+        """Home Assistant's MQTT integration, or a broker of its own, tested before it is
+        kept."""
         errors: dict[str, str] = {}
         if user_input is not None:
-            settings = clean(user_input)
-            if not (errors := await async_validate_mqtt(self.hass, settings)):
-                self._collected.update(settings)
+            fields = submitted(mqtt_schema({}), user_input, self._step_defaults())
+            if not (errors := await async_validate_mqtt(self.hass, given(fields))):
+                self._collected.update(fields)
                 return await self._transport_done()
         return self.async_show_form(
-            step_id="mqtt",
+            step_id="mqtt_broker",
             data_schema=mqtt_schema({**self._step_defaults(), **(user_input or {})}),
             errors=errors,
         )

@@ -11,7 +11,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-import voluptuous as vol
+import probatio as vol
 from homeassistant.config_entries import (
     ConfigEntryState,
     ConfigFlowResult,
@@ -39,7 +39,7 @@ from .const import (
     CONF_TOOL_POLICY,
     SITE_FACTS_MAX_WORDS,
 )
-from .flow_steps import TransportAndAISteps
+from .flow_steps import TransportAndAISteps, merge_options
 
 ROLE_PATTERN = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
 LIST_NAME_PATTERN = ROLE_PATTERN
@@ -106,7 +106,7 @@ class OpenNVRWorkflowsOptionsFlow(TransportAndAISteps, OptionsFlowWithReload):
         return dict(self.config_entry.options)
 
     def _save(self, changes: Mapping[str, Any]) -> ConfigFlowResult:
-        return self.async_create_entry(data={**self._options, **changes})
+        return self.async_create_entry(data=merge_options(self._options, changes))
 
     async def async_step_init(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
         return self.async_show_menu(

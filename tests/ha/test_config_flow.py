@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from dataclasses import replace
+from typing import Any
 
+import probatio
 import pytest
-from homeassistant.config_entries import SOURCE_USER
+from homeassistant.config_entries import SOURCE_MQTT, SOURCE_USER, ConfigFlow, OptionsFlow
 from homeassistant.const import CONF_TOKEN, CONF_URL
 from homeassistant.core import HomeAssistant
 from homeassistant.data_entry_flow import FlowResultType
+from homeassistant.helpers import config_validation as cv
+from homeassistant.helpers.service_info.mqtt import MqttServiceInfo
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.opennvr_workflows.const import (
@@ -23,12 +28,18 @@ from custom_components.opennvr_workflows.const import (
     DOMAIN,
     TRANSPORT_WEBSOCKET,
 )
-from custom_components.opennvr_workflows.flow_steps import CONF_SKIP_AI
+from custom_components.opennvr_workflows.flow_steps import CONF_SKIP_AI, TransportAndAISteps
 from tests.fakes.ollama_server import FakeOllama
 from tests.fakes.opennvr_sim import OpenNVRSimulator
 from tests.fakes.tls import self_signed_context
 
 from .conftest import entry_data
+
+
+def sent_to_browser(result: Any) -> str:
+    """A form as Home Assistant sends it to the frontend (its own serializer), as text."""
+    fields = probatio.to_field_list(result["data_schema"], custom_serializer=cv.custom_serializer)
+    return json.dumps(fields)
 
 
 async def _start_flow(hass: HomeAssistant) -> str:
@@ -312,3 +323,73 @@ async def test_reconfigure_error_then_wrong_site(
     )
     assert result["type"] is FlowResultType.ABORT
     assert result["reason"] == "wrong_site"
+
+
+def test_no_step_takes_the_name_of_a_home_assistant_entry_point() -> None:
+    """``async_step_mqtt``, ``async_step_zeroconf``... are where Home Assistant starts a
+    flow for a discovery; a shared step with such a name would receive it."""
+    steps = [name for name in vars(TransportAndAISteps) if name.startswith("async_step_")]
+    assert "async_step_mqtt_broker" in steps
+    for name in steps:
+        assert not hasattr(ConfigFlow, name), name
+        assert not hasattr(OptionsFlow, name), name
+
+
+async def test_mqtt_discovery_does_not_land_in_the_broker_step(
+    hass: HomeAssistant, sim: OpenNVRSimulator
+) -> None:
+    discovery = MqttServiceInfo(
+        topic="opennvr/alerts",
+        payload="{}",
+        qos=0,
+        retain=False,
+        subscribed_topic="opennvr/#",
+        timestamp=0.0,
+    )
+    result = await hass.config_entries.flow.async_init(
+        DOMAIN, context={"source": SOURCE_MQTT}, data=discovery
+    )
+    # Home Assistant's own discovery handling: the site form, as for a user.
+    assert result["type"] is FlowResultType.FORM
+    assert result["step_id"] == "user"
+
+
+async def test_a_refused_token_is_not_sent_back_to_the_browser(
+    hass: HomeAssistant, sim: OpenNVRSimulator
+) -> None:
+    flow_id = await _start_flow(hass)
+    wrong = "onvr_wrong000_typedsecret"
+    result = await hass.config_entries.flow.async_configure(
+        flow_id, {CONF_URL: sim.url, CONF_TOKEN: wrong, CONF_VERIFY_SSL: True}
+    )
+    assert result["errors"] == {"base": "invalid_auth"}
+    form = sent_to_browser(result)
+    assert sim.url in form  # the URL is kept for the user to correct
+    assert wrong not in form
+
+
+async def test_reconfigure_never_shows_the_token_and_a_blank_one_keeps_it(
+    hass: HomeAssistant, sim: OpenNVRSimulator, setup_entry: MockConfigEntry
+) -> None:
+    result = await setup_entry.start_reconfigure_flow(hass)
+    form = sent_to_browser(result)
+    assert sim.url in form
+    assert sim.config.token not in form
+
+    await sim.stop()
+    await sim.start()  # a new port: only the URL changes
+    result = await hass.config_entries.flow.async_configure(
+        result["flow_id"], {CONF_URL: sim.url, CONF_VERIFY_SSL: True}
+    )
+    await hass.async_block_till_done()
+    assert result["reason"] == "reconfigure_successful"
+    assert setup_entry.data[CONF_URL] == sim.url
+    assert setup_entry.data[CONF_TOKEN] == sim.config.token
+
+    # A token given replaces it (and is checked like any other).
+    result = await setup_entry.start_reconfigure_flow(hass)
+    result = await hass.config_entries.flow.async_configure(
+        result["flow_id"], {CONF_URL: sim.url, CONF_TOKEN: "onvr_bad00000_x", CONF_VERIFY_SSL: True}
+    )
+    assert result["errors"] == {"base": "invalid_auth"}
+    assert "onvr_bad00000_x" not in sent_to_browser(result)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,6 +18,18 @@ from custom_components.opennvr_workflows.const import (
     CONF_CAMERA_ROLES,
     CONF_DEFAULT_LIMITS,
     CONF_HARDWARE,
+    CONF_MQTT_HOST,
+    CONF_MQTT_PASSWORD,
+    CONF_MQTT_PORT,
+    CONF_MQTT_SITE,
+    CONF_MQTT_TLS,
+    CONF_MQTT_USE_HA,
+    CONF_MQTT_USER,
+    CONF_NATS_PASSWORD,
+    CONF_NATS_TLS_VERIFY,
+    CONF_NATS_TOKEN,
+    CONF_NATS_URL,
+    CONF_NATS_USER,
     CONF_OLLAMA_URL,
     CONF_SITE_FACTS,
     CONF_SITE_LISTS,
@@ -24,12 +37,16 @@ from custom_components.opennvr_workflows.const import (
     CONF_TOOL_POLICY,
     CONF_TRANSPORT,
     CONF_VISION_MODEL,
+    TRANSPORT_MQTT,
+    TRANSPORT_NATS,
 )
 from custom_components.opennvr_workflows.flow_steps import CONF_SKIP_AI
 from custom_components.opennvr_workflows.options_flow import parse_site_lists
+from tests.fakes.brokers import Mosquitto, NatsServer, running
 from tests.fakes.ollama_server import FakeOllama
 from tests.fakes.opennvr_sim import OpenNVRSimulator
 
+from .test_config_flow import sent_to_browser
 from .test_entities import wait_for, websocket_connected
 
 
@@ -262,3 +279,101 @@ async def test_saving_options_is_no_outage_but_a_dropped_connection_is(
     assert await hass.config_entries.async_unload(setup_entry.entry_id)
     await hass.async_block_till_done()
     assert len(_event_source_warnings(caplog)) == 1
+
+
+async def _broker_page(
+    hass: HomeAssistant, entry: MockConfigEntry, transport: str, step: str
+) -> dict[str, Any]:
+    result = await _open(hass, entry, "transport")
+    result = await hass.config_entries.options.async_configure(
+        result["flow_id"], {CONF_TRANSPORT: transport}
+    )
+    assert result["step_id"] == step
+    return result
+
+
+@pytest.mark.services
+async def test_nats_secrets_are_never_shown_and_a_blank_one_keeps_the_stored(
+    hass: HomeAssistant,
+    sim: OpenNVRSimulator,
+    setup_entry: MockConfigEntry,
+    nats_server: NatsServer,
+    tmp_path: Path,
+) -> None:
+    with running(NatsServer(tmp_path / "login", user="ha", password="nats-pw-1")) as login:
+        stored = {
+            CONF_TRANSPORT: TRANSPORT_NATS,
+            CONF_NATS_URL: login.url,
+            CONF_NATS_USER: "ha",
+            CONF_NATS_PASSWORD: "nats-pw-1",
+            # Left over from a token login: must not come back, nor win over the user.
+            CONF_NATS_TOKEN: "nats-token-1",
+        }
+        hass.config_entries.async_update_entry(
+            setup_entry, options={**setup_entry.options, **stored}
+        )
+        result = await _broker_page(hass, setup_entry, TRANSPORT_NATS, "nats")
+        form = sent_to_browser(result)
+        assert login.url in form
+        assert "nats-pw-1" not in form
+        assert "nats-token-1" not in form
+
+        # Blank password: the stored one is kept (the broker accepts only it).
+        page = {CONF_NATS_URL: login.url, CONF_NATS_USER: "ha", CONF_NATS_TLS_VERIFY: True}
+        result = await hass.config_entries.options.async_configure(result["flow_id"], page)
+        await _saved(hass, result, setup_entry)
+        assert setup_entry.options[CONF_NATS_PASSWORD] == "nats-pw-1"
+        # A user login replaces the token login.
+        assert CONF_NATS_TOKEN not in setup_entry.options
+
+        # A wrong password typed is refused and not sent back either.
+        result = await _broker_page(hass, setup_entry, TRANSPORT_NATS, "nats")
+        result = await hass.config_entries.options.async_configure(
+            result["flow_id"], {**page, CONF_NATS_PASSWORD: "typed-wrong"}
+        )
+        assert result["errors"] == {"base": "nats_auth"}
+        assert "typed-wrong" not in sent_to_browser(result)
+
+    # Clearing the user name ends the user login: user and password are removed.
+    result = await hass.config_entries.options.async_configure(
+        result["flow_id"], {CONF_NATS_URL: nats_server.url, CONF_NATS_TLS_VERIFY: True}
+    )
+    await _saved(hass, result, setup_entry)
+    assert setup_entry.options[CONF_NATS_URL] == nats_server.url
+    assert CONF_NATS_USER not in setup_entry.options
+    assert CONF_NATS_PASSWORD not in setup_entry.options
+
+
+@pytest.mark.services
+async def test_mqtt_password_is_never_shown_and_a_blank_one_keeps_the_stored(
+    hass: HomeAssistant, sim: OpenNVRSimulator, setup_entry: MockConfigEntry, tmp_path: Path
+) -> None:
+    with running(Mosquitto(tmp_path, user="ha", password="mqtt-pw-1")) as broker:
+        stored = {
+            CONF_TRANSPORT: TRANSPORT_MQTT,
+            CONF_MQTT_USE_HA: False,
+            CONF_MQTT_HOST: "127.0.0.1",
+            CONF_MQTT_PORT: broker.port,
+            CONF_MQTT_USER: "ha",
+            CONF_MQTT_PASSWORD: "mqtt-pw-1",
+        }
+        hass.config_entries.async_update_entry(
+            setup_entry, options={**setup_entry.options, **stored}
+        )
+        result = await _broker_page(hass, setup_entry, TRANSPORT_MQTT, "mqtt_broker")
+        form = sent_to_browser(result)
+        assert '"ha"' in form
+        assert "mqtt-pw-1" not in form
+
+        page = {
+            CONF_MQTT_USE_HA: False,
+            CONF_MQTT_HOST: "127.0.0.1",
+            CONF_MQTT_PORT: broker.port,
+            CONF_MQTT_USER: "ha",
+            CONF_MQTT_TLS: False,
+            CONF_MQTT_SITE: "+",
+        }
+        result = await hass.config_entries.options.async_configure(result["flow_id"], page)
+        await _saved(hass, result, setup_entry)
+        assert setup_entry.options[CONF_MQTT_PASSWORD] == "mqtt-pw-1"
+        assert setup_entry.options[CONF_TRANSPORT] == TRANSPORT_MQTT

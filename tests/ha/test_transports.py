@@ -199,7 +199,7 @@ async def test_config_flow_tests_the_mqtt_broker(
     result = await hass.config_entries.flow.async_configure(
         result["flow_id"], {CONF_TRANSPORT: TRANSPORT_MQTT}
     )
-    assert result["step_id"] == "mqtt"
+    assert result["step_id"] == "mqtt_broker"
     form = {CONF_MQTT_USE_HA: True, CONF_MQTT_PORT: 1883, "mqtt_tls": False, CONF_MQTT_SITE: "+"}
     result = await hass.config_entries.flow.async_configure(result["flow_id"], form)
     assert result["errors"] == {"base": "mqtt_not_set_up"}
