@@ -235,7 +235,7 @@ def test_state_snapshot_skips_unknown_or_unreadable_cameras() -> None:
         {"event_type": "subscribed", "epoch": "e", "seq": 1},
         {"event_type": "heartbeat", "seq": 3},
         {"event_type": "lagged"},
-        {"event_type": "inference_result", "camera_id": 1},
+        {"event_type": "inference_result", "camera_id": 1, "payload": {"caption": "a cat"}},
         {"event_type": "brand_new_frame_type", "anything": [1, 2]},
         {"no_event_type": True},
         {"event_type": 12},

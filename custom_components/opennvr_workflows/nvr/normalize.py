@@ -21,11 +21,14 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from types import MappingProxyType
 from typing import Any, Final
 
+from opennvr_app_sdk.tier0 import TIER0_ADAPTER
+
 from ..engine.events import EventSource, NvrEvent
+from .tracks import BadTracks, Track, detection_tracks, frame_size, overlay_tracks, tier0_tracks
 
 #: Severities OpenNVR and its apps use, mapped onto the four the inbox knows.
 _SEVERITIES: Final[Mapping[str, str]] = MappingProxyType(
@@ -51,6 +54,13 @@ _CAMERA_KEY: Final = re.compile(r"(?:^|/)camera\.(\d+)(?:\.|$)")
 ALERTS_TOPIC: Final = "opennvr/alerts"
 ALERTS_SUBJECT_PREFIX: Final = "opennvr.alerts."
 EVENTS_SUBJECT_PREFIX: Final = "opennvr.events."
+#: ``opennvr.inference.{adapter}.{camera_id}.completed`` (Tier-0's adapter is ``tier0``).
+INFERENCE_SUBJECT_PREFIX: Final = "opennvr.inference."
+#: The kind of the events that carry a detector's tracks for one camera and frame.
+TRACKS_KIND: Final = "tracks"
+#: How far a producer's own timestamp may be from ours before it is not believed (a
+#: pipeline clock that is not wall time, a camera with a wrong clock).
+_TIME_TRUST: Final = timedelta(hours=1)
 #: Websocket frames that carry no event (the stream itself uses them).
 _CONTROL_FRAMES: Final = frozenset({"subscribed", "heartbeat", "lagged"})
 
@@ -301,7 +311,9 @@ def from_ws_frame(frame: Mapping[str, Any], *, now: datetime | None = None) -> l
 
     ``app_alert`` -> an alert; ``camera_status`` -> camera_online/offline; ``site_mode`` ->
     site_mode; ``state_snapshot`` -> one camera_online/offline per camera whose state is
-    known plus the site mode. Control frames and types not listed here yield nothing.
+    known plus the site mode; ``tracks`` and ``inference_result`` -> tracks (when they
+    carry any); ``camera_event`` -> camera_event (a camera's own motion or tamper alarm).
+    Control frames and types not listed here yield nothing.
     """
     frame_type = frame.get("event_type")
     if not isinstance(frame_type, str) or frame_type in _CONTROL_FRAMES:
@@ -339,6 +351,12 @@ def from_ws_frame(frame: Mapping[str, Any], *, now: datetime | None = None) -> l
         return [_site_mode_event(body.get("mode"), body, "websocket", time)]
     if frame_type == "state_snapshot":
         return _snapshot_events(frame, time)
+    if frame_type == "tracks":
+        return _ws_tracks(frame, time)
+    if frame_type == "inference_result":
+        return _ws_inference(frame, time)
+    if frame_type == "camera_event":
+        return [_ws_camera_event(frame, time)]
     return []
 
 
@@ -366,14 +384,148 @@ def _snapshot_events(frame: Mapping[str, Any], time: datetime) -> list[NvrEvent]
     return events
 
 
+# ── detector tracks ─────────────────────────────────────────────────────────
+
+
+def tracks_event(
+    tracks: list[Track],
+    *,
+    source: EventSource,
+    camera: Any,
+    producer: str,
+    frame: Any,
+    time: datetime,
+) -> list[NvrEvent]:
+    """One camera's tracks in one frame: ``type`` is the producer (``tier0``, an adapter,
+    ``overlay`` for an app's own boxes), ``payload`` ``{frame, tracks}`` with each track
+    ``{id, label, score, bbox}`` (see :mod:`.tracks`). A frame with no track yields none."""
+    try:
+        camera_id = camera_id_text(camera)
+    except MalformedPayload as err:
+        raise MalformedPayload(TRACKS_KIND, err.detail) from err
+    if camera_id is None:
+        raise MalformedPayload(TRACKS_KIND, f"{producer} tracks without a camera")
+    if not tracks:
+        return []
+    size = frame_size(frame)
+    return [
+        NvrEvent(
+            kind=TRACKS_KIND,
+            source=source,
+            time=time,
+            type=producer,
+            camera_id=camera_id,
+            labels=frozenset(t["label"] for t in tracks),
+            payload=_frozen(
+                {"frame": {"w": size[0], "h": size[1]} if size else None, "tracks": tracks}
+            ),
+        )
+    ]
+
+
+def _read_tracks(read: Any, body: Mapping[str, Any]) -> list[Track]:
+    try:
+        tracks: list[Track] = read(body)
+    except BadTracks as err:
+        raise MalformedPayload(TRACKS_KIND, str(err)) from err
+    return tracks
+
+
+def _ws_tracks(frame: Mapping[str, Any], time: datetime) -> list[NvrEvent]:
+    payload = _object(frame.get("payload"), TRACKS_KIND, "tracks payload")
+    return tracks_event(
+        _read_tracks(overlay_tracks, payload),
+        source="websocket",
+        camera=frame.get("camera_id"),
+        producer=_text(frame.get("task")) or TIER0_ADAPTER,
+        frame=payload.get("frame"),
+        time=time,
+    )
+
+
+def _ws_inference(frame: Mapping[str, Any], time: datetime) -> list[NvrEvent]:
+    """An ``inference_result``: the adapter's result; only detections become tracks (a
+    caption or a count is not a box)."""
+    payload = _object(frame.get("payload"), TRACKS_KIND, "inference_result payload")
+    result = payload.get("result")
+    body = result if isinstance(result, Mapping) else payload
+    if "detections" not in body:
+        return []
+    return tracks_event(
+        _read_tracks(lambda b: detection_tracks(b.get("detections")), body),
+        source="websocket",
+        camera=frame.get("camera_id", payload.get("camera_id")),
+        producer=_text(frame.get("task")) or _text(payload.get("adapter")) or "inference",
+        frame=payload.get("frame"),
+        time=time,
+    )
+
+
+def _ws_camera_event(frame: Mapping[str, Any], time: datetime) -> NvrEvent:
+    inner = frame.get("payload")
+    body: Mapping[str, Any] = inner if isinstance(inner, Mapping) else {}
+    try:
+        camera_id = camera_id_text(frame.get("camera_id", body.get("camera_id")))
+    except MalformedPayload as err:
+        raise MalformedPayload("camera_event", err.detail) from err
+    if camera_id is None:
+        raise MalformedPayload("camera_event", "no camera_id")
+    return NvrEvent(
+        kind="camera_event",
+        source="websocket",
+        time=parse_time(body.get("occurred_at"), time),
+        type=_text(frame.get("task")) or _text(body.get("event_type")),
+        camera_id=camera_id,
+        payload=_frozen(body),
+    )
+
+
+def _inference_events(
+    tokens: list[str], data: bytes | bytearray | str, now: datetime | None
+) -> list[NvrEvent]:
+    """``opennvr.inference.{adapter}.{camera}.completed``: Tier-0's tracks or an adapter's
+    detections."""
+    body = _object(parse_json(data, TRACKS_KIND), TRACKS_KIND, "inference message")
+    adapter = tokens[2] if len(tokens) > 3 else None
+    camera_hint = tokens[3] if len(tokens) > 4 else None
+    at = _now(now)
+    if adapter == TIER0_ADAPTER or body.get("schema") == "opennvr.tier0.v1":
+        stamp = body.get("wall_ts", body.get("ts"))
+        return tracks_event(
+            _read_tracks(tier0_tracks, body),
+            source="nats",
+            camera=body.get("camera_id") or camera_hint,
+            producer=TIER0_ADAPTER,
+            frame=body.get("frame"),
+            time=_trusted_time(stamp, at),
+        )
+    result = body.get("result")
+    if not isinstance(result, Mapping) or "detections" not in result:
+        return []
+    return tracks_event(
+        _read_tracks(lambda b: detection_tracks(b.get("detections")), result),
+        source="nats",
+        camera=body.get("camera_id") or camera_hint,
+        producer=_text(body.get("adapter")) or adapter or "inference",
+        frame=body.get("frame"),
+        time=_trusted_time(body.get("completed_at"), at),
+    )
+
+
+def _trusted_time(value: Any, now: datetime) -> datetime:
+    parsed = parse_time(value, now)
+    return parsed if abs(parsed - now) <= _TIME_TRUST else now
+
+
 # ── NATS ────────────────────────────────────────────────────────────────────
 
 
 def from_nats(
     subject: str, data: bytes | bytearray | str, *, now: datetime | None = None
 ) -> list[NvrEvent]:
-    """An alert (``opennvr.alerts.{kind}.{name}.{camera}``) or a contracted event
-    (``opennvr.events.<domain>.<event>.v<N>.<camera>``); other subjects yield nothing."""
+    """An alert (``opennvr.alerts.{kind}.{name}.{camera}``), a contracted event
+    (``opennvr.events.<domain>.<event>.v<N>.<camera>``) or a detector's tracks
+    (``opennvr.inference.{adapter}.{camera}.completed``); other subjects yield nothing."""
     tokens = subject.split(".")
     if subject.startswith(ALERTS_SUBJECT_PREFIX):
         body = _object(parse_json(data, "alert"), "alert", "alert message")
@@ -397,6 +549,8 @@ def from_nats(
                 now=now,
             )
         ]
+    if subject.startswith(INFERENCE_SUBJECT_PREFIX) and tokens[-1] == "completed":
+        return _inference_events(tokens, data, now)
     return []
 
 

@@ -1,5 +1,6 @@
-"""OpenNVR's NATS bus: alerts (``opennvr.alerts.>``) and contracted events
-(``opennvr.events.>``), for sites that expose their broker.
+"""OpenNVR's NATS bus: alerts (``opennvr.alerts.>``), contracted events
+(``opennvr.events.>``) and the detectors' tracks (``opennvr.inference.*.*.completed``,
+Tier-0's among them, for the person-in-zone trigger), for sites that expose their broker.
 
 nats-py can reconnect by itself, but with a fixed wait and no jitter; when a broker
 restarts every client would come back in the same instant. So each connection here is
@@ -47,7 +48,7 @@ from .base import (
 _LOGGER = logging.getLogger(__name__)
 
 NAME: Final = "nats"
-SUBJECTS: Final = ("opennvr.alerts.>", "opennvr.events.>")
+SUBJECTS: Final = ("opennvr.alerts.>", "opennvr.events.>", "opennvr.inference.*.*.completed")
 CONNECT_TIMEOUT: Final = 5.0
 #: A half-open TCP connection is noticed after ping_interval * (max_outstanding + 1).
 PING_INTERVAL: Final = 20.0
@@ -120,7 +121,7 @@ def connect_options(settings: NatsSettings) -> dict[str, Any]:
 
 
 class NatsSource:
-    """Subscribes to OpenNVR's alert and event subjects while started."""
+    """Subscribes to OpenNVR's alert, event and inference subjects while started."""
 
     name: Final = NAME
 
@@ -187,7 +188,7 @@ class NatsSource:
                     await self._stop.wait()
 
     async def _connect(self, closed: asyncio.Event) -> NatsClient | None:
-        """One connection with both subscriptions, or None (logged once per outage)."""
+        """One connection with every subscription, or None (logged once per outage)."""
 
         async def _closed() -> None:
             closed.set()
