@@ -30,7 +30,8 @@ def jpeg(
 @dataclass
 class FakeNvr:
     """``fail`` maps a method name to an error message (raises NvrReadError); ``hang``
-    names methods that never return; ``boom`` names methods that raise a plain bug."""
+    names methods that never return; ``delay`` maps a method name to seconds it takes;
+    ``boom`` names methods that raise a plain bug."""
 
     cameras: tuple[str, ...] = ("gate", "yard")
     picture: bytes = field(default_factory=jpeg)
@@ -39,6 +40,7 @@ class FakeNvr:
     events: list[StoredEvent] = field(default_factory=list)
     fail: dict[str, str] = field(default_factory=dict)
     hang: set[str] = field(default_factory=set)
+    delay: dict[str, float] = field(default_factory=dict)
     boom: set[str] = field(default_factory=set)
     calls: list[tuple[str, Any]] = field(default_factory=list)
 
@@ -46,6 +48,8 @@ class FakeNvr:
         self.calls.append((name, arg))
         if name in self.hang:
             await asyncio.Event().wait()
+        if name in self.delay:
+            await asyncio.sleep(self.delay[name])
         if name in self.boom:
             raise RuntimeError(f"bug in {name}")
         if name in self.fail:

@@ -286,7 +286,16 @@ async def test_every_model_call_is_drawn_from_the_budget(
     result = await decided(make_context(budget=budget))
     assert budget.drawn == len(fake.chats) == 4
     assert fake.chats[1].images  # the vision call saw the picture
-    assert result.decision.usage.model_calls == 3  # the vision call is inside the tool
+    # The vision call inside the tool is counted and traced too, before the tool's row.
+    assert result.decision.usage.model_calls == 4
+    assert [(r.kind, r.name, r.status) for r in result.decision.trace] == [
+        ("llm", MODEL, "ok"),
+        ("llm", MODEL, "ok"),
+        ("tool", "describe_camera", "ok"),
+        ("llm", MODEL, "ok"),
+        ("llm", MODEL, "ok"),
+    ]
+    assert result.decision.trace[1].result == "A man by the gate."
 
 
 async def test_budget_running_out_mid_step_is_over_budget(

@@ -17,6 +17,7 @@ from .ollama_client import OllamaLLMClient, OllamaSettings, make_llm_client
 from .ports import AIBudget, CameraHealth, NvrReadError, NvrReadPort, StoredEvent
 from .result import AIStepResult, AISuspended
 from .rules import RuleRow, first_match
+from .step_calls import CallLimitError, StepCalls, max_model_calls
 from .tool_policy import ASK_TOOLS, DEFAULT_SITE_POLICY, READ_TOOLS, site_policy, step_mode
 
 __all__ = [
@@ -32,6 +33,7 @@ __all__ = [
     "AISuspended",
     "BudgetSpentError",
     "BudgetedClient",
+    "CallLimitError",
     "CameraHealth",
     "FixedBudget",
     "Hardware",
@@ -44,6 +46,7 @@ __all__ = [
     "PyOpenNvrReadPort",
     "RuleRow",
     "SiteRules",
+    "StepCalls",
     "StoredEvent",
     "UnlimitedBudget",
     "check_model",
@@ -51,6 +54,7 @@ __all__ = [
     "first_match",
     "list_models",
     "make_llm_client",
+    "max_model_calls",
     "prepare_image",
     "resume_ai_step",
     "run_ai_step",

@@ -5,6 +5,11 @@ Seed 000's executor: build the SDK ``DecisionSpec`` and ``Tool`` list from the s
 suspension. Around the SDK it adds what belongs to this product:
 
 * the workflow's AI budget, drawn per model call; the agreement draws are reserved first;
+* a cap on the model calls of one step, and a trace row for every call, even one cut off
+  by the step's deadline or made inside a tool (:mod:`.step_calls`);
+* the step's seconds counted from the first picture fetched, not from the first model call;
+* a model that fails or runs out of time is ``llm_down`` or ``over_budget``, never a
+  disagreeing agreement draw;
 * agreement draws by hardware class (GPU three, CPU one plus the evidence check);
 * rule tables (first match wins, no match is ``unsure`` with ``no_rule``);
 * limits from the hardware preset, overridden by the step;
@@ -47,6 +52,7 @@ from .prompts import data_block, fill_text, placeholders, site_facts
 from .read_tools import ToolHost, build_tools
 from .result import RESULT_VERSION, AIStepResult, AISuspended
 from .rules import RuleRow, RuleTableClient
+from .step_calls import StepCalls, max_model_calls, merge_rows
 from .tool_policy import Mode, site_policy, step_mode
 
 _LOGGER = logging.getLogger(__name__)
@@ -118,6 +124,8 @@ def tool_modes(names: tuple[str, ...], context: AIStepContext) -> dict[str, Mode
 def step_tools(
     step: AIStep, context: AIStepContext, llm: LLMClient
 ) -> tuple[list[Tool], list[str], dict[str, Mode]]:
+    """The step's tools, built on ``llm`` (the client their picture descriptions use),
+    the names refused, and each tool's mode."""
     if not isinstance(step.spec, InvestigateSpec):
         raise TypeError("only an Investigate step has tools")
     modes = tool_modes(step.spec.tools, context)
@@ -137,25 +145,35 @@ def step_tools(
 
 @dataclass
 class _Run:
-    """One step's plumbing: the budgeted client, the rule table if any, the draws."""
+    """One step's plumbing: the budgeted client, the door every call goes through, the
+    rule table if any, the draws."""
 
     step: AIStep
     ctx: AIStepContext
     spec: DecisionSpec
     budgeted: BudgetedClient
+    calls: StepCalls
     ruled: RuleTableClient | None
     samples: int
 
     @property
     def client(self) -> LLMClient:
-        return self.ruled if self.ruled is not None else self.budgeted
+        """What the SDK's loop calls (it traces these calls itself)."""
+        return self.ruled if self.ruled is not None else self.calls.sdk
 
 
 def _prepare(
-    step: AIStep, ctx: AIStepContext, *, prepaid: int | None = None, samples: int | None = None
+    step: AIStep,
+    ctx: AIStepContext,
+    *,
+    deadline: float,
+    prepaid: int | None = None,
+    samples: int | None = None,
+    made: int = 0,
 ) -> _Run | None:
     """The run's client, with its agreement draws reserved from the budget (or, on a
-    resume, the reservation carried over). None when the budget cannot pay one call."""
+    resume, the reservation and the calls made carried over). None when the budget
+    cannot pay one call."""
     spec = decision_spec(step, ctx)
     if prepaid is None or samples is None:
         samples = ctx.samples
@@ -165,9 +183,18 @@ def _prepare(
             samples = 1  # what the budget affords: one draw and the evidence check
         prepaid = samples
     budgeted = BudgetedClient(ctx.llm, ctx.budget, prepaid=prepaid)
+    calls = StepCalls(
+        budgeted,
+        model_name=ctx.model_name,
+        max_calls=max_model_calls(step_limits(step, ctx), samples),
+        samples=samples,
+        made=made,
+        deadline=deadline,
+        clock=ctx.clock,
+    )
     rules = rule_rows(step)
-    ruled = RuleTableClient(budgeted, spec, rules) if rules else None
-    return _Run(step, ctx, spec, budgeted, ruled, samples)
+    ruled = RuleTableClient(calls.sdk, spec, rules) if rules else None
+    return _Run(step, ctx, spec, budgeted, calls, ruled, samples)
 
 
 async def _run(step: AIStep, ctx: AIStepContext) -> AIStepResult | AISuspended:
@@ -177,10 +204,14 @@ async def _run(step: AIStep, ctx: AIStepContext) -> AIStepResult | AISuspended:
 
 
 async def _look(step: AIStep, look: LookSpec, ctx: AIStepContext) -> AIStepResult:
+    limits = step_limits(step, ctx)
+    deadline = ctx.clock() + limits.seconds  # the pictures count against the step's time
     shown = LookInput()
     if look.input in ("picture", "frames"):
         count = 1 if look.input == "picture" else frame_count(look.frames)
-        shown = await gather_pictures(ctx, look.camera or ctx.camera, count)
+        shown = await gather_pictures(ctx, look.camera or ctx.camera, count, deadline=deadline)
+        if shown.timed_out:
+            return _over_budget(step, ctx, shown.rows, _OUT_OF_TIME)
         gap = look_gap(shown.rows, wanted=count)
         if gap is not None:  # nothing to look at: do not spend a model call guessing
             decision = Decision(
@@ -191,7 +222,10 @@ async def _look(step: AIStep, look: LookSpec, ctx: AIStepContext) -> AIStepResul
                 trace=list(shown.rows),
             )
             return _result(step, ctx, decision, samples=0)
-    run = _prepare(step, ctx)
+    left = deadline - ctx.clock()
+    if left <= 0:
+        return _over_budget(step, ctx, shown.rows, _OUT_OF_TIME)
+    run = _prepare(step, ctx, deadline=deadline)
     if run is None:
         return _over_budget(step, ctx, shown.rows)
     inputs = data_block(ctx.values, placeholders(look.prompt))
@@ -203,13 +237,15 @@ async def _look(step: AIStep, look: LookSpec, ctx: AIStepContext) -> AIStepResul
         prompt=look.prompt,
         inputs=inputs,
         images=shown.images,
-        limits=step_limits(step, ctx),
+        limits=Limits(tool_calls=limits.tool_calls, seconds=left),
         samples=run.samples,
         model_name=ctx.model_name,
         clock=ctx.clock,
     )
     decision.trace = [*shown.rows, *decision.trace]
     decision.evidence = [r.id for r in shown.rows if r.status == "ok"]
+    decision.usage.seconds = round(ctx.clock() - (deadline - limits.seconds), 3)
+    _account(run, decision)
     rule = _settle(run, decision)
     if run.samples == 1:
         apply_evidence(decision, look_gap(shown.rows, wanted=shown.wanted), run.spec.floor)
@@ -219,10 +255,11 @@ async def _look(step: AIStep, look: LookSpec, ctx: AIStepContext) -> AIStepResul
 async def _investigate(
     step: AIStep, inv: InvestigateSpec, ctx: AIStepContext
 ) -> AIStepResult | AISuspended:
-    run = _prepare(step, ctx)
+    limits = step_limits(step, ctx)
+    run = _prepare(step, ctx, deadline=ctx.clock() + limits.seconds)
     if run is None:
         return _over_budget(step, ctx, [])
-    tools, refused, _ = step_tools(step, ctx, run.budgeted)
+    tools, refused, _ = step_tools(step, ctx, run.calls.tools)
     pre_rows = [_refused_row(name) for name in refused]
     inputs = data_block(ctx.values, placeholders(inv.goal))
     if inv.memory == "camera":
@@ -236,7 +273,7 @@ async def _investigate(
         site_facts=site_facts(ctx.site.facts),
         inputs=inputs,
         policy=site_policy(ctx.site.tool_policy),
-        limits=step_limits(step, ctx),
+        limits=limits,
         samples=run.samples,
         model_name=ctx.model_name,
         clock=ctx.clock,
@@ -250,10 +287,18 @@ async def _resume(
     state = sus.state
     if state.get("v") != RESULT_VERSION or not isinstance(step.spec, InvestigateSpec):
         raise ValueError("the suspended state does not belong to an Investigate step")
-    run = _prepare(step, ctx, prepaid=int(state["prepaid"]), samples=int(state["samples"]))
-    assert run is not None
-    tools, _, _ = step_tools(step, ctx, run.budgeted)
     sdk_state = dict(state["sdk"])
+    left = Limits(**sdk_state["limits"]).seconds - float(sdk_state.get("elapsed") or 0.0)
+    run = _prepare(
+        step,
+        ctx,
+        deadline=ctx.clock() + left,
+        prepaid=int(state["prepaid"]),
+        samples=int(state["samples"]),
+        made=int(state.get("model_calls") or 0),
+    )
+    assert run is not None
+    tools, _, _ = step_tools(step, ctx, run.calls.tools)
     sdk_state["pending"] = sus.pending
     out = await resume(run.client, run.spec, sdk_state, answer, tools=tools, clock=ctx.clock)
     pre_rows = [TraceRow(**row) for row in state.get("pre_rows") or []]
@@ -270,28 +315,66 @@ def _after_investigate(
     offered: list[str],
 ) -> AIStepResult | AISuspended:
     if isinstance(out, Suspended):
+        sdk_state = dict(out.state)
+        trace = [TraceRow(**row) for row in sdk_state.get("trace") or []]
+        sdk_state["trace"] = [r.as_row() for r in merge_rows(trace, run.calls.rows)]
+        usage = dict(sdk_state.get("usage") or {})
+        usage["model_calls"] = int(usage.get("model_calls") or 0) + _unseen_calls(run)
+        sdk_state["usage"] = usage
         return AISuspended(
             pending=dict(out.pending),
             state={
                 "v": RESULT_VERSION,
-                "sdk": out.state,
+                "sdk": sdk_state,
                 "prepaid": run.budgeted.prepaid,
                 "samples": run.samples,
+                "model_calls": run.calls.made,
                 "pre_rows": [r.as_row() for r in pre_rows],
                 "refused": refused,
             },
         )
     out.trace = [*pre_rows, *out.trace]
+    _account(run, out)
     rule = _settle(run, out)
     if run.samples == 1:
         apply_evidence(out, investigate_gap(out.trace, offered), run.spec.floor)
     return _result(run.step, run.ctx, out, samples=run.samples, rule=rule, refused=tuple(refused))
 
 
+def _unseen_calls(run: _Run) -> int:
+    """Model calls made that the SDK did not count: a tool's, and those cut off."""
+    return sum(1 for r in run.calls.rows if r.status != "refused")
+
+
+def _account(run: _Run, decision: Decision) -> None:
+    """Put every model call on the decision's trace and in its usage, and name why a
+    step the model could not finish is unsure: ``over_budget`` when a call was refused
+    (the budget, the step's call cap) or cut off by the step's deadline, ``llm_down``
+    when the model failed. An agreement draw that got no answer is not a disagreeing
+    vote: the SDK counts it as one, so the decision is taken back here."""
+    decision.trace = merge_rows(decision.trace, run.calls.rows)
+    decision.usage.model_calls += _unseen_calls(run)
+    if decision.unsure_reason == "llm_down":
+        last = run.calls.last_failure()
+        if last is not None and last.outcome != "failed":
+            decision.unsure_reason = "over_budget"
+        return
+    draws = run.calls.decision_draws
+    unanswered = [d for d in draws[1:] if d.outcome != "ok"]
+    proposed = decision.decision if decision.decision != UNSURE else decision.proposed
+    if not draws or draws[0].outcome != "ok" or not unanswered or proposed is None:
+        return
+    failed = any(d.outcome == "failed" for d in unanswered)
+    decision.proposed, decision.decision, decision.fields = proposed, UNSURE, {}
+    decision.unsure_reason = "llm_down" if failed else "over_budget"
+    decision.confidence_source = (
+        f"agreement: {len(unanswered)} of {len(draws)} draws got no answer "
+        f"({unanswered[-1].outcome}: {unanswered[-1].detail})"
+    )
+
+
 def _settle(run: _Run, decision: Decision) -> int | None:
     """Name the unsure reasons the SDK cannot know, and return the rule that fired."""
-    if decision.unsure_reason == "llm_down" and run.budgeted.refused:
-        decision.unsure_reason = "over_budget"
     if run.ruled is None or not run.ruled.results:
         return None
     first = run.ruled.results[0].draw
@@ -325,14 +408,20 @@ def _result(
     )
 
 
-def _over_budget(step: AIStep, ctx: AIStepContext, rows: list[TraceRow]) -> AIStepResult:
+_BUDGET_SPENT = "the workflow's AI budget is spent; the model was not asked"
+_OUT_OF_TIME = "the step's time ran out before the model was asked"
+
+
+def _over_budget(
+    step: AIStep, ctx: AIStepContext, rows: list[TraceRow], why: str = _BUDGET_SPENT
+) -> AIStepResult:
     row = TraceRow(
         kind="llm",
         name=ctx.model_name,
         status="refused",
         started_at=time.time(),
         ms=0,
-        result="the workflow's AI budget is spent; the model was not asked",
+        result=why,
     )
     decision = Decision(UNSURE, unsure_reason="over_budget", trace=[*rows, row])
     return _result(step, ctx, decision, samples=0)

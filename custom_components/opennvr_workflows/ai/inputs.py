@@ -2,13 +2,17 @@
 
 Pictures come through the NVR read port and are prepared once (downscaled, JPEG). Each
 fetch is a trace row, so a run shows which picture the model saw and a failed fetch is
-visible as the reason a decision had no evidence.
+visible as the reason a decision had no evidence. The fetches run inside the step's
+seconds: a snapshot that hangs is cut off at the step's deadline (a ``timeout`` row), and
+the step then ends without asking the model.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import dataclass, field
+from typing import Any, cast
 
 from opennvr_app_sdk.agent import TraceRow
 
@@ -28,21 +32,37 @@ class LookInput:
     text: str | None = None
     rows: list[TraceRow] = field(default_factory=list)
     wanted: int = 0
+    #: The step's deadline came before every picture was fetched.
+    timed_out: bool = False
 
 
-async def gather_pictures(ctx: AIStepContext, camera: str | None, count: int) -> LookInput:
-    """``count`` pictures from ``camera``, ``ctx.frame_interval_s`` apart."""
+async def gather_pictures(
+    ctx: AIStepContext, camera: str | None, count: int, *, deadline: float | None = None
+) -> LookInput:
+    """``count`` pictures from ``camera``, ``ctx.frame_interval_s`` apart, before
+    ``deadline`` (on ``ctx.clock``; None: no deadline). Never raises."""
     out = LookInput(wanted=count)
     name = "frames" if count > 1 else "picture"
     for i in range(count):
         if i:
             await ctx.sleep(ctx.frame_interval_s)
         started, t0 = time.time(), ctx.clock()
+        left = None if deadline is None else max(deadline - t0, 0.0)
+        timer = asyncio.timeout(left)
         try:
             if camera is None:
                 raise NvrReadError("the step has no camera: the trigger named none")
-            raw = await ctx.nvr.snapshot(camera)
+            async with timer:
+                raw = await ctx.nvr.snapshot(camera)
             jpeg = prepare_image(raw, ctx.image_size)
+        except TimeoutError as err:
+            if not timer.expired():  # the port's own timeout, not the step's
+                out.rows.append(_row(name, camera, i, "failed", repr(err), started, ctx, t0))
+                continue
+            result = "no picture within the step's time"
+            out.rows.append(_row(name, camera, i, "timeout", result, started, ctx, t0))
+            out.timed_out = True
+            break
         except (NvrReadError, ImageError) as err:
             out.rows.append(_row(name, camera, i, "failed", str(err), started, ctx, t0))
             continue
@@ -68,7 +88,7 @@ def _row(
     return TraceRow(
         kind="tool",
         name=name,
-        status=status,  # type: ignore[arg-type]
+        status=cast(Any, status),  # ok / failed, or timeout: beyond the SDK's four
         started_at=started,
         ms=int((ctx.clock() - t0) * 1000),
         args_asked={"camera": camera, "frame": index},
