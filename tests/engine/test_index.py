@@ -58,6 +58,22 @@ def test_index_finds_by_type_role_and_any() -> None:
     assert len(index) == 3
 
 
+def test_match_role_takes_only_workflows_naming_that_role() -> None:
+    index = TriggerIndex()
+    index.put("gate_alerts", m.AlertTrigger(cameras=("gate",)))
+    index.put("gate_intrusion", m.AlertTrigger(alert_type="intrusion", cameras=("gate",)))
+    index.put("gate_loitering", m.AlertTrigger(alert_type="loitering", cameras=("gate",)))
+    index.put("any_alert", m.AlertTrigger())
+    index.put("any_intrusion", m.AlertTrigger(alert_type="intrusion"))
+
+    def ids(e: NvrEvent) -> list[str]:
+        return sorted(c.workflow_id for c in index.match_role(e))
+
+    assert ids(event(camera_role="gate")) == ["gate_alerts", "gate_intrusion"]
+    assert ids(event(camera_role="porch")) == []
+    assert ids(event(camera_role=None)) == []
+
+
 def test_render_keeps_unknown_placeholders() -> None:
     assert render("{camera}: {who}", {"camera": "yard"}) == "yard: {who}"
     assert render_json({"a": ["{x}", 1]}, {"x": "y"}) == {"a": ["y", 1]}

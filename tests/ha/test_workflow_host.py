@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from homeassistant.core import HomeAssistant
+from homeassistant.helpers import issue_registry as ir
 from pytest_homeassistant_custom_component.common import MockConfigEntry, async_mock_service
 
 from custom_components.opennvr_workflows.const import (
@@ -16,6 +17,7 @@ from custom_components.opennvr_workflows.const import (
     CONF_CAMERA_ROLES,
     CONF_OLLAMA_URL,
     CONF_VISION_MODEL,
+    DOMAIN,
     WORKFLOW_FOLDER,
 )
 from custom_components.opennvr_workflows.host.workflows import WorkflowHost
@@ -25,7 +27,7 @@ from tests.fakes.opennvr_sim import OpenNVRSimulator
 from tests.nvr.conftest import until
 
 from .conftest import WEBSOCKET_OPTIONS
-from .workflow_files import DOOR_LOOK, write_workflow
+from .workflow_files import DOOR_LOOK, log_on_alert, write_workflow
 
 PHONE = "mobile_app_alices_phone"
 
@@ -57,6 +59,42 @@ async def test_first_setup_copies_templates_in_test_state(
     host = host_of(setup_entry)
     for status in host.engine.workflows():
         assert status.state == "test"
+    # Templates that wait for this site (camera roles to map, a model) make one to-do in
+    # Repairs, not one error per file.
+    ours = [i for (d, i) in ir.async_get(hass).issues if d == DOMAIN]
+    assert ours == [f"{setup_entry.entry_id}_waiting_for_site"]
+    issue = ir.async_get(hass).async_get_issue(DOMAIN, ours[0])
+    assert issue is not None
+    waiting = issue.translation_placeholders["files"]
+    assert "`gate_concierge.yaml`: the camera role 'gate' is not mapped" in waiting
+    # The parcel template needs only what this site has (front_door, a vision model).
+    assert "parcel_at_door" not in waiting
+    assert host.files["parcel_at_door"].workflow is not None
+
+
+async def test_a_broken_file_gets_its_own_repair_and_the_others_run(
+    hass: HomeAssistant, config_entry: MockConfigEntry
+) -> None:
+    write_workflow(hass, "door", log_on_alert("Door", "front_door"))
+    broken = write_workflow(hass, "broken", "contract: workflow.v1\nname: Broken\nwhen: {}\n")
+    assert await hass.config_entries.async_setup(config_entry.entry_id)
+    await hass.async_block_till_done()
+    host = host_of(config_entry)
+    assert host.files["door"].workflow is not None
+    issue = ir.async_get(hass).async_get_issue(DOMAIN, f"{config_entry.entry_id}_invalid_broken")
+    assert issue is not None
+    assert issue.translation_placeholders["file"] == "broken.yaml"
+    first = host.files["broken"].errors[0]
+    assert issue.translation_placeholders["line"] == str(first.line)
+    assert first.code in issue.translation_placeholders["problem"]
+    # Fixed and reloaded: the repair goes away and the workflow runs.
+    broken.write_text(log_on_alert("Broken no more", "front_door"))
+    await host.async_reload()
+    assert (
+        ir.async_get(hass).async_get_issue(DOMAIN, f"{config_entry.entry_id}_invalid_broken")
+        is None
+    )
+    assert host.files["broken"].workflow is not None
 
 
 async def test_templates_never_overwrite_a_users_file(
@@ -107,3 +145,27 @@ async def test_alert_starts_a_look_that_notifies(
     # The model was really asked, with the camera's picture, and the trace says so.
     assert ollama.chats
     assert [c["name"] for c in detail["tool_calls"]] == ["picture", "qwen2.5vl:3b"]
+
+
+@pytest.mark.parametrize(
+    "entry_options",
+    [{**WEBSOCKET_OPTIONS, CONF_CAMERA_ROLES: {"front_door": "1", "porch": "1", "garden": "3"}}],
+)
+async def test_a_camera_with_two_roles_starts_each_workflow_once(
+    hass: HomeAssistant, config_entry: MockConfigEntry, sim: OpenNVRSimulator
+) -> None:
+    write_workflow(hass, "door", log_on_alert("Door", "front_door"))
+    write_workflow(hass, "porch", log_on_alert("Porch", "porch"))
+    write_workflow(hass, "anywhere", log_on_alert("Anywhere"))
+    write_workflow(hass, "garden", log_on_alert("Garden", "garden"))
+    assert await hass.config_entries.async_setup(config_entry.entry_id)
+    await hass.async_block_till_done()
+    host = host_of(config_entry)
+    assert not {"door", "porch", "anywhere", "garden"} & set(host.summary()["invalid"])
+    await until(lambda: config_entry.runtime_data.hub.connected("websocket"), "connected")
+
+    await sim.emit_alert(1, "person")
+    await until(lambda: host.engine.stats.started >= 3, "three runs")
+    await host.engine.idle()
+    started = {w: len(await host.engine.runs(w)) for w in ("door", "porch", "anywhere", "garden")}
+    assert started == {"door": 1, "porch": 1, "anywhere": 1, "garden": 0}

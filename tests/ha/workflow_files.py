@@ -37,3 +37,18 @@ def write_workflow(hass: HomeAssistant, name: str, text: str) -> Path:
     path = folder / f"{name}.yaml"
     path.write_text(text, encoding="utf-8")
     return path
+
+
+def log_on_alert(name: str, cameras: str = "") -> str:
+    """A rule-only workflow (no AI) that logs every person alert on ``cameras``."""
+    where = f", cameras: [{cameras}]" if cameras else ""
+    return f"""\
+contract: workflow.v1
+name: {name}
+state: on
+limits: {{ cooldown: 0s, per_hour: 100 }}
+when:
+  alert: {{ alert_type: person{where} }}
+then:
+  - log: "{name} saw {{camera}}"
+"""

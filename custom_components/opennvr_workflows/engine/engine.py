@@ -235,6 +235,15 @@ class Engine:
             return _NONE
         return self._admission.offer(found, event)
 
+    def submit_for_role(self, event: NvrEvent) -> tuple[str, ...]:
+        """Offer an event again under another role its camera plays: only the
+        workflows that name that role are matched, so one that takes any camera
+        is not started twice by the same event."""
+        found = self._index.match_role(event) if self._started else None
+        if not found:
+            return _NONE
+        return self._admission.offer(found, event)
+
     async def dispatch(self, event: NvrEvent) -> tuple[str, ...]:
         """:meth:`submit` for callers that prefer to await."""
         return self.submit(event)

@@ -160,6 +160,21 @@ class TriggerIndex:
             return exact
         return _unique((*exact, *any_role, *any_type, *anything))
 
+    def match_role(self, event: NvrEvent) -> list[Candidate]:
+        """The workflows that name the event's camera role itself (not "any camera"):
+        for offering one event again under a second role its camera plays."""
+        if event.camera_role is None:
+            return []
+        by_key = self._by_key
+        kind, role = event.kind, event.camera_role
+        found = _unique(
+            (
+                *by_key.get((kind, event.type, role), _NO_CANDIDATES),
+                *(by_key.get((kind, None, role), _NO_CANDIDATES) if event.type else ()),
+            )
+        )
+        return [c for c in found if residual_match(c, event)]
+
     def match(self, event: NvrEvent) -> list[Candidate]:
         """The workflows the event fits."""
         found = self.candidates(event)

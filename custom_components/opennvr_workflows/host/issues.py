@@ -7,10 +7,13 @@ is deleted as soon as its cause is gone, so the Repairs page always shows what i
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import issue_registry as ir
 
 from ..const import DOMAIN
+from ..workflow import Problem
 
 
 def invalid_file_id(entry_id: str, workflow_id: str) -> str:
@@ -19,6 +22,10 @@ def invalid_file_id(entry_id: str, workflow_id: str) -> str:
 
 def attention_id(entry_id: str, workflow_id: str) -> str:
     return f"{entry_id}_attention_{workflow_id}"
+
+
+def waiting_id(entry_id: str) -> str:
+    return f"{entry_id}_waiting_for_site"
 
 
 def model_down_id(entry_id: str) -> str:
@@ -48,6 +55,30 @@ def raise_invalid_file(
             "count": str(count),
         },
     )
+
+
+def raise_waiting_for_site(
+    hass: HomeAssistant, entry_id: str, waiting: Mapping[str, Sequence[Problem]]
+) -> None:
+    """One issue listing the files that wait for this site, each with what it needs."""
+    lines = [
+        f"- `{file}`: " + "; ".join(sorted({_need(p) for p in problems}))
+        for file, problems in sorted(waiting.items())
+    ]
+    ir.async_create_issue(
+        hass,
+        DOMAIN,
+        waiting_id(entry_id),
+        is_fixable=False,
+        severity=ir.IssueSeverity.WARNING,
+        translation_key="workflows_waiting_for_site",
+        translation_placeholders={"count": str(len(waiting)), "files": "\n".join(lines)},
+    )
+
+
+def _need(problem: Problem) -> str:
+    """What a site problem asks of the user, in a few words (the message names it)."""
+    return problem.message.split(";")[0]
 
 
 def raise_needs_attention(

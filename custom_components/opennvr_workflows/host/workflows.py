@@ -20,10 +20,11 @@ from homeassistant.util.ssl import get_default_context
 from pyopennvr import OpenNVRClient, OpenNVRError
 
 from ..ai import OllamaSettings, make_llm_client
+from ..ai.tool_policy import ASK_TOOLS, READ_TOOLS
 from ..const import DOMAIN, WORKFLOW_FOLDER
 from ..engine import Engine, EngineUpdate, NvrEvent
 from ..nvr.hub import EventHub
-from ..workflow import Problem, Report, Workflow, validate_text
+from ..workflow import Problem, Report, SiteProfile, Workflow, validate_text
 from . import files as folder_io
 from . import issues
 from .ai_port import Evidence, HaAiPort
@@ -34,6 +35,10 @@ from .skills import site_skills
 
 _LOGGER = logging.getLogger(__name__)
 
+#: The AI tools this host implements; a workflow naming another is refused at import.
+HOST_TOOLS: Final = frozenset((*READ_TOOLS, *ASK_TOOLS))
+#: Problems that say "not on this site yet" rather than "this file is wrong".
+SITE_CODES: Final = frozenset({"WF-CAMERA-ROLE-UNMAPPED", "WF-SKILL-MISSING", "WF-TOOL-NOT-HERE"})
 #: How long Home Assistant's stop (or an unload) lets runs reach a waiting point.
 STOP_GRACE_S: Final = 5.0
 
@@ -156,10 +161,16 @@ class WorkflowHost:
 
     def validate(self, text: str) -> Report:
         """Validate a workflow's text against this site (skills, tools, camera roles)."""
-        return validate_text(text, skills=self.skills())
+        return validate_text(text, site=self.site_profile())
 
-    def skills(self) -> frozenset[str]:
-        return site_skills(self.settings, self.scopes, self.apps)
+    def site_profile(self) -> SiteProfile:
+        """What this site has: its skills, the AI tools this host implements, and the
+        camera roles mapped in the options."""
+        return SiteProfile(
+            skills=site_skills(self.settings, self.scopes, self.apps),
+            tools=HOST_TOOLS,
+            camera_roles=frozenset(self.settings.roles),
+        )
 
     async def _load_folder(self) -> None:
         texts = await self.hass.async_add_executor_job(folder_io.read_folder, self.folder)
@@ -178,9 +189,16 @@ class WorkflowHost:
         self._changed()
 
     def _sync_file_issues(self) -> None:
+        """One repair per broken file; one repair for every file that is fine but waits
+        for this site (a camera role to map, a skill to add), so a first setup with the
+        templates shows one clear to-do instead of a page of errors."""
         keep: set[str] = set()
+        waiting: dict[str, list[Problem]] = {}
         for workflow_id, loaded in self.files.items():
             if loaded.workflow is not None:
+                continue
+            if all(p.code in SITE_CODES for p in loaded.errors):
+                waiting[loaded.path.name] = list(loaded.errors)
                 continue
             first = loaded.errors[0] if loaded.errors else Problem("WF-UNKNOWN", "invalid")
             issue_id = issues.invalid_file_id(self.entry_id, workflow_id)
@@ -200,21 +218,33 @@ class WorkflowHost:
                 "; ".join(p.format(loaded.path.name) for p in loaded.errors[:5]),
             )
         issues.clear_prefix(self.hass, f"{self.entry_id}_invalid_", keep)
+        if waiting:
+            issues.raise_waiting_for_site(self.hass, self.entry_id, waiting)
+        else:
+            issues.clear(self.hass, issues.waiting_id(self.entry_id))
 
     # ── events and updates ─────────────────────────────────────────────
 
     @callback
     def submit(self, event: NvrEvent) -> None:
-        """Offer an event to the engine, once per camera role its camera plays."""
-        if event.camera_role is None and event.camera_id is not None:
-            try:
-                roles = self.settings.roles_of_camera.get(int(event.camera_id), ())
-            except ValueError:
-                roles = ()
-            if roles:
-                self.engine.submit(replace(event, camera_role=roles[0]))
-                return
-        self.engine.submit(event)
+        """Offer an event to the engine with its camera's role filled in.
+
+        A camera may play several roles (the driveway camera is also the gate): the event
+        is offered once per role, and the later offers only reach workflows that name
+        that role, so a workflow that takes any camera still starts once."""
+        if event.camera_role is not None or event.camera_id is None:
+            self.engine.submit(event)
+            return
+        try:
+            roles = self.settings.roles_of_camera.get(int(event.camera_id), ())
+        except ValueError:
+            roles = ()
+        if not roles:
+            self.engine.submit(event)
+            return
+        self.engine.submit(replace(event, camera_role=roles[0]))
+        for role in roles[1:]:
+            self.engine.submit_for_role(replace(event, camera_role=role))
 
     def subscribe(self, listener: Callable[[], None]) -> Callable[[], None]:
         """Call ``listener`` when the set of workflows, a state or a run changes."""
