@@ -365,6 +365,12 @@ TRIGGERS: list[st.SearchStrategy[Any]] = [
     st.builds(m.ScheduleTrigger, every_s=st.integers(60, 86_400).map(float)),
     st.builds(m.ButtonTrigger, label=st.none() | plain_text(20).filter(lambda s: len(s) <= 40)),
     st.builds(m.MessageTrigger),
+    st.builds(
+        m.PersonInZoneTrigger,
+        cameras=st.lists(ROLES, min_size=1, max_size=2, unique=True).map(tuple),
+        min_s=st.integers(1, 600).map(float),
+        zone=st.none() | IDENT,
+    ),
 ]
 
 
@@ -372,7 +378,7 @@ TRIGGERS: list[st.SearchStrategy[Any]] = [
 def workflows(draw: st.DrawFn) -> m.Workflow:
     trigger = draw(st.one_of(TRIGGERS))
     names = trigger_placeholders(trigger)
-    skills: set[str] = set()
+    skills: set[str] = {"detector"} if isinstance(trigger, m.PersonInZoneTrigger) else set()
     conditions = tuple(draw(st.lists(condition(Ctx(names)), max_size=2)))
     ctx = Ctx(names, gated=bool(conditions))
     then = draw(steps(ctx, skills))

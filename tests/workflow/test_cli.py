@@ -75,6 +75,30 @@ def test_skills_option_checks_needs() -> None:
     assert "vision_model" in result.stdout
 
 
+def test_tools_and_camera_roles_options_check_the_site() -> None:
+    path = Path(__file__).parent / "rfc_night_intrusion.yaml"
+    tools = "describe_camera,recent_events,site_lookup,search_footage,ask_person"
+    result = _run("validate", "--tools", tools, "--camera-roles", "yard-east,yard-west", str(path))
+    assert result.returncode == 0, result.stdout
+    assert "WF-ASK-PATH-MISSING (warning)" in result.stdout
+    result = _run(
+        "validate",
+        "--tools",
+        "describe_camera,recent_events,site_lookup,ask_person",
+        "--camera-roles",
+        "yard-east",
+        str(path),
+    )
+    assert result.returncode == 1
+    errors = [line for line in result.stdout.splitlines() if "(warning)" not in line]
+    assert [line.split(" ")[1] for line in errors] == [
+        "WF-CAMERA-ROLE-UNMAPPED",
+        "WF-TOOL-NOT-HERE",
+    ]
+    assert "'yard-west'" in errors[0]
+    assert "search_footage" in errors[1]
+
+
 def test_schema_prints_the_json_schema() -> None:
     result = _run("schema")
     assert result.returncode == 0

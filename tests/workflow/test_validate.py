@@ -117,6 +117,26 @@ def test_accepted(body: str) -> None:
     assert errors == set()
 
 
+def test_person_in_zone_is_a_trigger_with_its_placeholders() -> None:
+    head = """\
+contract: workflow.v1
+name: Zone
+needs: [detector]
+when:
+  detect.person_in_zone: { cameras: [garden], zone: lawn, min_seconds: 5 }
+"""
+    body = """
+        if: [ camera: [garden] ]
+        then:
+          - log: "{camera} {zone} {track} {seconds}"
+        """
+    assert check(body, head) == (set(), set())
+    errors, _ = check(body.replace("{seconds}", "{title}"), head)
+    assert errors == {"WF-PLACEHOLDER-UNDEFINED"}
+    _, warnings = check(body, head.replace("needs: [detector]\n", ""))
+    assert warnings == {"WF-NEEDS-MISSING"}
+
+
 def test_warnings_do_not_make_a_file_invalid() -> None:
     head = HEAD.replace("name: Edge\n", "name: Edge\nstate: on\n")
     body = """
@@ -163,15 +183,15 @@ def test_all_problems_at_once() -> None:
               decision: [a]
               a: [ site_mode: disarmed, alert: { severity: high, title: x } ]
         """
-    errors, _ = check(body)
+    errors, warnings = check(body)
     assert errors >= {
         "WF-PLACEHOLDER-UNDEFINED",
         "WF-AI-TOOL-ACTUATOR",
         "WF-AI-PATH-MISSING",
         "WF-SAFETY-ACTUATOR-AFTER-AI",
         "WF-SEVERITY-AI-CAP",
-        "WF-NEEDS-MISSING",
     }
+    assert warnings == {"WF-NEEDS-MISSING"}
 
 
 def test_problems_are_located_and_sorted() -> None:

@@ -5,15 +5,18 @@ command line and CI refuse the same files for the same reasons. It has no Home A
 imports. The stable API:
 
 Reading and checking
-    ``load_workflow(text, *, filename="<workflow>", skills=None) -> Workflow``
+    ``load_workflow(text, *, filename="<workflow>", site=None, skills=None) -> Workflow``
         The model of a valid file; raises :class:`WorkflowInvalid` (``.problems``) otherwise.
-    ``validate_text(text, *, skills=None) -> Report``
+    ``validate_text(text, *, site=None, skills=None) -> Report``
         Every problem of a YAML text at once; ``report.workflow`` is the model when valid.
-    ``validate_data(data, *, skills=None) -> Report``
+    ``validate_data(data, *, site=None, skills=None) -> Report``
         The same for already-parsed data (a service call's JSON); no line numbers.
-    ``validate_workflow(workflow, *, skills=None) -> Report``
+    ``validate_workflow(workflow, *, site=None, skills=None) -> Report``
         The same for a model built in code (a builder, a drafting assistant).
-    ``skills`` is the site's registry of skill names; None skips that one check.
+    ``site`` is the :class:`SiteProfile` the file must run on: ``skills`` (the skills the site
+    has), ``tools`` (the AI tools this host implements), ``camera_roles`` (the roles mapped to
+    cameras); a part left None is not checked, and ``site=None`` checks the contract alone.
+    ``skills=frozenset(...)`` is short for ``site=SiteProfile(skills=...)`` (not both).
 
 Writing
     ``dump_workflow(workflow) -> str``: canonical YAML; reading it back gives an equal model.
@@ -22,7 +25,8 @@ Writing
 The contract itself
     ``load_schema() -> dict`` / ``schema_text() -> str``: the JSON Schema (Draft 2020-12).
     ``CONTRACT``: ``"workflow.v1"``. ``CODES``: every stable problem code and its meaning.
-    ``template_names()``, ``template_text(name)``, ``load_template(name)``: shipped templates.
+    ``template_names()``, ``template_text(name)``, ``load_template(name, *, site=None)``:
+    shipped templates.
 
 Reading a model
     The frozen dataclasses of :mod:`.model` (``Workflow``, ``AIStep``, ``ActionStep``, ...);
@@ -46,6 +50,7 @@ from .durations import DurationError, format_duration, parse_duration
 from .model import CONTRACT, Workflow
 from .problems import CODES, Problem, ProblemSeverity, Report, WorkflowInvalid
 from .schema import load_schema, schema_text
+from .site import SiteProfile
 from .template_library import load_template, template_names, template_text
 from .validate import load_workflow, validate_data, validate_text, validate_workflow
 from .vocabulary import is_actuator
@@ -58,6 +63,7 @@ __all__ = [
     "Problem",
     "ProblemSeverity",
     "Report",
+    "SiteProfile",
     "Workflow",
     "WorkflowInvalid",
     "action_key",

@@ -5,8 +5,10 @@
     python -m custom_components.opennvr_workflows.workflow templates
 
 ``validate`` prints each problem as ``FILE:LINE:COL CODE message`` (warnings marked) and exits
-1 when any file has an error, 0 otherwise; ``--skills a,b`` also checks ``needs`` against a
-site's skills, and ``--format`` prints each valid file's canonical form.
+1 when any file has an error, 0 otherwise. It checks the contract alone unless told about a
+site: ``--skills a,b`` (the skills it has), ``--tools a,b`` (the AI tools its host implements)
+and ``--camera-roles a,b`` (the roles mapped to cameras), each checked only when given.
+``--format`` prints each valid file's canonical form.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from . import dump_workflow, schema_text, template_names, validate_text
+from . import SiteProfile, dump_workflow, schema_text, template_names, validate_text
 
 __all__ = ["main"]
 
@@ -35,6 +37,14 @@ def _parser() -> argparse.ArgumentParser:
         help="comma-separated skills the site has; a needed skill not listed is an error",
     )
     check.add_argument(
+        "--tools",
+        help="comma-separated AI tools the site's host implements; another tool is an error",
+    )
+    check.add_argument(
+        "--camera-roles",
+        help="comma-separated camera roles mapped to cameras; another role is an error",
+    )
+    check.add_argument(
         "--format", action="store_true", help="print the canonical YAML of each valid file"
     )
     commands.add_parser("schema", help="print the workflow.v1 JSON Schema")
@@ -42,7 +52,7 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _validate(files: Sequence[Path], skills: frozenset[str] | None, show: bool, out: TextIO) -> int:
+def _validate(files: Sequence[Path], site: SiteProfile, show: bool, out: TextIO) -> int:
     failed = False
     for path in files:
         name = str(path)
@@ -52,7 +62,7 @@ def _validate(files: Sequence[Path], skills: frozenset[str] | None, show: bool, 
             print(f"{name}:0:0 WF-READ cannot read the file: {err}", file=out)
             failed = True
             continue
-        report = validate_text(text, skills=skills)
+        report = validate_text(text, site=site)
         for problem in report.problems:
             print(problem.format(name), file=out)
         failed = failed or not report.ok
@@ -73,9 +83,14 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         for name in template_names():
             print(name, file=stream)
         return 0
-    skills = (
-        frozenset(s.strip() for s in args.skills.split(",") if s.strip())
-        if args.skills is not None
-        else None
+    site = SiteProfile(
+        skills=_names(args.skills), tools=_names(args.tools), camera_roles=_names(args.camera_roles)
     )
-    return _validate(args.files, skills, args.format, stream)
+    return _validate(args.files, site, args.format, stream)
+
+
+def _names(option: str | None) -> frozenset[str] | None:
+    """A comma-separated option as a set of names; None when the option was not given."""
+    if option is None:
+        return None
+    return frozenset(name.strip() for name in option.split(",") if name.strip())

@@ -211,8 +211,10 @@ class MessageTrigger:
 class PersonInZoneTrigger:
     """A person in a zone for ``min_s`` seconds (the RFC's ``detect.person_in_zone``).
 
-    Part of the contract so files written for OpenNVR core load, but not supported by this
-    integration yet: the validator refuses it and names the alert trigger to use instead.
+    Fires when a tracked person has stayed in the zone (``zone`` None: anywhere in the
+    picture) of one of ``cameras`` for ``min_s`` seconds, read from the detector's tracks and
+    the site's zones; it needs the ``detector`` skill. Defines ``{camera}``, ``{zone}``,
+    ``{track}`` and ``{seconds}`` (how long the person had stayed when it fired).
     """
 
     cameras: tuple[str, ...]

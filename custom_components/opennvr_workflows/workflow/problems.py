@@ -59,8 +59,7 @@ CODES: dict[str, str] = {
     "WF-AI-KEY-WRONG-MODE": "an AI step key that belongs to the other mode",
     "WF-LIMIT-RANGE": "a limit outside its allowed range",
     "WF-FOREACH-KIND": "for_each does not name exactly one of cameras, list and events",
-    # Triggers and steps that exist in the contract but not here
-    "WF-TRIGGER-UNSUPPORTED": "a trigger this integration does not support yet",
+    # Steps that exist in the contract but not here
     "WF-CALL-NOT-AVAILABLE": "the Call step is not available (phase 3)",
     # Flow
     "WF-STEP-AFTER-BRANCH": "a step after a branching step in the same list",
@@ -92,7 +91,6 @@ CODES: dict[str, str] = {
     "WF-AI-INPUT": "a Look input without what it needs, or with what it cannot use",
     "WF-AI-PLACEHOLDER-IN-INSTRUCTIONS": "a placeholder in an Investigate step's instructions",
     # Ask a person
-    "WF-ASK-PATH-MISSING": "a reply, or `no_answer`, without a path",
     "WF-ASK-PATH-UNKNOWN": "a path for a reply the question does not offer",
     "WF-ASK-DEFAULT-UNKNOWN": "a default that is not one of the replies",
     "WF-ASK-DEFAULT-AND-NO-ANSWER": "both a default reply and a `no_answer` path",
@@ -100,13 +98,16 @@ CODES: dict[str, str] = {
     # Placeholders
     "WF-PLACEHOLDER-UNDEFINED": "a placeholder nothing on its path defines",
     "WF-PLACEHOLDER-SYNTAX": "a brace that does not open or close a placeholder",
-    # Skills
-    "WF-NEEDS-MISSING": "the workflow uses a skill it does not list in `needs`",
-    "WF-SKILL-MISSING": "a needed skill the site does not have",
+    # The site (checked only when the caller passes a SiteProfile)
+    "WF-SKILL-MISSING": "a skill the workflow needs or uses that the site does not have",
+    "WF-TOOL-NOT-HERE": "an AI step's tool that this site does not implement",
+    "WF-CAMERA-ROLE-UNMAPPED": "a camera role not mapped to a camera in the options",
     # Warnings
     "WF-EVENT-UNKNOWN": "an event that is not one of OpenNVR's contracted events (warning)",
     "WF-PORTABILITY-HA-TARGET": "a Home Assistant target names this home's entities (warning)",
     "WF-STATE-ON": "a file that turns itself on when imported (warning)",
+    "WF-NEEDS-MISSING": "the workflow uses a skill it does not list in `needs` (warning)",
+    "WF-ASK-PATH-MISSING": "a reply, or `no_answer`, without a path: the run ends there (warning)",
 }
 
 

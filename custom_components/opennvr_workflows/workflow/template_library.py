@@ -9,6 +9,7 @@ from __future__ import annotations
 from importlib import resources
 
 from .model import Workflow
+from .site import SiteProfile
 
 __all__ = ["load_template", "template_names", "template_text"]
 
@@ -35,8 +36,10 @@ def template_text(name: str) -> str:
     return folder.joinpath(f"{name}.yaml").read_text(encoding="utf-8")
 
 
-def load_template(name: str, *, skills: frozenset[str] | None = None) -> Workflow:
-    """The model of one template (raises WorkflowInvalid if the site lacks a skill)."""
+def load_template(
+    name: str, *, site: SiteProfile | None = None, skills: frozenset[str] | None = None
+) -> Workflow:
+    """The model of one template (raises WorkflowInvalid if the site lacks what it uses)."""
     from . import load_workflow
 
-    return load_workflow(template_text(name), filename=f"{name}.yaml", skills=skills)
+    return load_workflow(template_text(name), filename=f"{name}.yaml", site=site, skills=skills)

@@ -5,6 +5,9 @@ A file is checked in three stages, each only once the one before passed: the ``c
 Schema (the shape), then the semantic checks of :mod:`.checks` on the typed model. Text, parsed
 data and a model built in code all go through the same stages, so the engine, the import UI,
 the command line and CI refuse the same files for the same reasons.
+
+Each entry point takes the :class:`~.site.SiteProfile` to check against (``site=``; None checks
+the contract alone). ``skills=`` is the older, shorter form of a profile with skills only.
 """
 
 from __future__ import annotations
@@ -17,46 +20,66 @@ from .model import CONTRACT, Workflow
 from .parse import parse_workflow
 from .problems import Problem, Report, WorkflowInvalid
 from .schema import schema_problems
+from .site import SiteProfile
 from .yaml_loader import Located, Mark, load_yaml
 
 __all__ = ["load_workflow", "validate_data", "validate_text", "validate_workflow"]
 
 
-def validate_text(text: str, *, skills: frozenset[str] | None = None) -> Report:
+def validate_text(
+    text: str, *, site: SiteProfile | None = None, skills: frozenset[str] | None = None
+) -> Report:
     """Every problem of a workflow file's text; the model too when there are no errors."""
     located, problems = load_yaml(text)
     if located is None:
         return Report.of(problems)
-    return _validate_located(located, skills)
+    return _validate_located(located, _site(site, skills))
 
 
-def validate_data(data: object, *, skills: frozenset[str] | None = None) -> Report:
+def validate_data(
+    data: object, *, site: SiteProfile | None = None, skills: frozenset[str] | None = None
+) -> Report:
     """Every problem of already-parsed workflow data (positions are 0:0)."""
     if not isinstance(data, Mapping):
         return Report.of([Problem("WF-NOT-A-MAPPING", "a workflow is a mapping of keys to values")])
-    return _validate_located(Located(dict(data)), skills)
+    return _validate_located(Located(dict(data)), _site(site, skills))
 
 
-def validate_workflow(workflow: Workflow, *, skills: frozenset[str] | None = None) -> Report:
+def validate_workflow(
+    workflow: Workflow, *, site: SiteProfile | None = None, skills: frozenset[str] | None = None
+) -> Report:
     """Every problem of a model built in code, checked exactly as its file would be."""
     try:
         data = workflow_to_data(workflow)
     except ValueError as err:
         return Report.of([Problem("WF-DURATION", f"the model cannot be written: {err}")])
-    return validate_data(data, skills=skills)
+    return validate_data(data, site=_site(site, skills))
 
 
 def load_workflow(
-    text: str, *, filename: str = "<workflow>", skills: frozenset[str] | None = None
+    text: str,
+    *,
+    filename: str = "<workflow>",
+    site: SiteProfile | None = None,
+    skills: frozenset[str] | None = None,
 ) -> Workflow:
     """The model of a valid workflow file; raises :class:`WorkflowInvalid` otherwise."""
-    report = validate_text(text, skills=skills)
+    report = validate_text(text, site=site, skills=skills)
     if report.workflow is None:
         raise WorkflowInvalid(report.problems, filename)
     return report.workflow
 
 
-def _validate_located(located: Located, skills: frozenset[str] | None) -> Report:
+def _site(site: SiteProfile | None, skills: frozenset[str] | None) -> SiteProfile | None:
+    """The site to check against: ``skills=`` is short for ``site=SiteProfile(skills=...)``."""
+    if skills is None:
+        return site
+    if site is not None:
+        raise TypeError("pass the skills in the SiteProfile, not beside it")
+    return SiteProfile(skills=skills)
+
+
+def _validate_located(located: Located, site: SiteProfile | None) -> Report:
     contract, go_on = _contract_problems(located)
     if not go_on:
         return Report.of(contract)
@@ -71,7 +94,7 @@ def _validate_located(located: Located, skills: frozenset[str] | None) -> Report
         return Report.of(contract + structural)
     assert isinstance(located.data, dict)
     workflow = parse_workflow(located.data)
-    semantic = check_workflow(workflow, locate=located.locate, skills=skills)
+    semantic = check_workflow(workflow, locate=located.locate, site=site)
     return Report.of(contract + semantic, workflow)
 
 

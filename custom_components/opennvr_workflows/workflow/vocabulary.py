@@ -208,7 +208,7 @@ def trigger_placeholders(trigger: Trigger) -> frozenset[str]:
         case CameraOfflineTrigger():
             names |= {"camera", "offline_for"}
         case PersonInZoneTrigger():
-            names |= {"camera", "track", "zone"}
+            names |= {"camera", "zone", "track", "seconds"}
         case MessageTrigger():
             names |= {"message", "user"}
         case ButtonTrigger():
@@ -238,7 +238,8 @@ CORE_SKILLS: Mapping[str, str] = MappingProxyType(
     {
         "language_model": "a local language model (Ollama) for Investigate and text Look steps",
         "vision_model": "a local vision model for Look steps on pictures and the describe tools",
-        "detector": "OpenNVR's object detector (camera_snapshot, detect_objects)",
+        "detector": "OpenNVR's object detector (camera_snapshot, detect_objects, "
+        "detect.person_in_zone)",
         "face_recognition": "the face gallery (recognize_faces)",
         "plate_recognition": "plate reading (recent_plates)",
         "semantic_search": "semantic search over recordings (search_footage, search_history)",

@@ -1,7 +1,8 @@
 """Action steps: the safety rule for those that move things, and what each kind of action reads.
 
-Each kind of action reads different things at run time (a camera for a clip, the message that
-started the run for a reply, placeholders in titles and data); each is checked here, where the
+Each kind of action reads different things at run time (a camera for a clip, mapped to a
+camera on this site, the message that started the run for a reply, placeholders in titles and
+data); each is checked here, where the
 file is still open in front of its author.
 """
 
@@ -87,7 +88,9 @@ def check_action(
                     key=True,
                 )
         case SaveClipAction():
-            if action.camera is None and not scope.camera:
+            if action.camera is not None:
+                ctx.camera_role(action.camera, (*body, "camera"))
+            elif not scope.camera:
                 ctx.report(
                     "WF-NO-CURRENT-CAMERA",
                     "save_clip needs a camera, and there is no current camera on this path; "
@@ -96,6 +99,8 @@ def check_action(
                 )
             check_duration(ctx, action.before_s, "clip_margin", "`before`", (*body, "before"))
             check_duration(ctx, action.after_s, "clip_margin", "`after`", (*body, "after"))
+        case PtzPresetAction():
+            ctx.camera_role(action.camera, (*body, "camera"))
         case WebhookAction():
             check_json_texts(ctx, action.data, scope, (*body, "data"))
         case HomeAssistantAction():

@@ -1,9 +1,11 @@
 """What an AI step reads: a Look's input and an Investigate's goal, instructions and tools.
 
 The tools are read and ask tools only, at most five, no repeats: an AI step informs and never
-moves things, and fewer tools make small models choose better. Instructions never receive
-placeholders, because a value such as ``{plate}`` could carry text that tries to instruct the
-model; values reach it as data, through the goal.
+moves things, and fewer tools make small models choose better. Against a site, each tool must
+also be one this host implements: a missing tool is refused at import with its name, never
+found out at run time. Instructions never receive placeholders, because a value such as
+``{plate}`` could carry text that tries to instruct the model; values reach it as data,
+through the goal.
 """
 
 from __future__ import annotations
@@ -25,7 +27,9 @@ def check_look(ctx: CheckContext, spec: LookSpec, scope: Scope, body: tuple[Path
     check_text(ctx, spec.prompt, scope, (*body, "prompt"))
     if spec.input in ("picture", "frames"):
         ctx.need("vision_model", (*body, "input"))
-        if spec.camera is None and not scope.camera:
+        if spec.camera is not None:
+            ctx.camera_role(spec.camera, (*body, "camera"))
+        elif not scope.camera:
             ctx.report(
                 "WF-NO-CURRENT-CAMERA",
                 f"a Look at a {spec.input} needs a camera, and there is no current camera on "
@@ -100,8 +104,10 @@ def check_investigate(
                 + ", ".join(sorted(AI_TOOL_NAMES)),
                 where,
             )
-        elif tool in TOOL_SKILLS:
-            ctx.need(TOOL_SKILLS[tool], where)
+        else:
+            _check_here(ctx, tool, where)
+            if tool in TOOL_SKILLS:
+                ctx.need(TOOL_SKILLS[tool], where)
     if len(spec.tools) > MAX_TOOLS:
         ctx.report(
             "WF-AI-TOOLS-TOO-MANY",
@@ -109,3 +115,17 @@ def check_investigate(
             "fewer tools make small models choose better",
             (*body, "tools"),
         )
+
+
+def _check_here(ctx: CheckContext, tool: str, where: tuple[PathPart, ...]) -> None:
+    """Refuse a tool of the contract that this host does not implement, by its name."""
+    here = ctx.site.tools
+    if here is None or tool in here:
+        return
+    usable = ", ".join(sorted(here & AI_TOOL_NAMES)) or "none"
+    ctx.report(
+        "WF-TOOL-NOT-HERE",
+        f"{tool} is a tool of the contract, but this site cannot run it; remove it from "
+        f"`tools`, or use one this site has ({usable})",
+        where,
+    )

@@ -3,6 +3,9 @@
 Only a person's real answer clears the safety rule again after an AI decision, so the paths
 opened here are where it happens: a reply path is *answered*, unless the reply is also the
 question's ``default`` (taken when nobody answers), and ``no_answer`` never is.
+
+A reply (or ``no_answer``) without a path is a warning, not a refusal: the RFC's own example
+gives a path only to the reply that matters, and the engine simply ends the run there.
 """
 
 from __future__ import annotations
@@ -60,15 +63,17 @@ def check_ask_person(
     outcomes = step.outcomes
     for outcome in outcomes:
         if outcome not in step.paths:
-            fix = (
-                "add `no_answer: [...]`, or a `default:` reply"
-                if outcome == "no_answer"
-                else f"add `{outcome}: [...]` beside `ask_person:`"
-            )
+            if outcome == "no_answer":
+                said = "if nobody answers in time, the run ends here"
+                fix = "add `no_answer: [...]`, or a `default:` reply"
+            else:
+                said = f"the reply {outcome!r} has no path, so it ends the run here"
+                fix = f"add `{outcome}: [...]` beside `ask_person:`"
             ctx.report(
                 "WF-ASK-PATH-MISSING",
-                f"{outcome!r} has no path; {fix} (`[]` to do nothing)",
+                f"{said}; {fix} (`[]` to end it on purpose), so every answer has a visible route",
                 parts,
+                severity="warning",
             )
     for key in step.paths:
         if key not in outcomes and key != "no_answer":

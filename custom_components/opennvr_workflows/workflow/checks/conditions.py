@@ -1,7 +1,8 @@
 """Plain conditions (the workflow's ``if`` and If steps): what they read must exist on the path.
 
-A condition on the current camera where there is none, or on a value nothing defines, would be
-false forever at run time; the file is refused instead.
+A condition on the current camera where there is none, on a camera role the site has not
+mapped, or on a value nothing defines, would be false forever at run time; the file is refused
+instead.
 """
 
 from __future__ import annotations
@@ -20,14 +21,16 @@ def check_condition(
 ) -> None:
     """Check one condition against the camera and the names defined on its path."""
     match condition:
-        case CameraCondition() if not scope.camera:
-            ctx.report(
-                "WF-NO-CURRENT-CAMERA",
-                "a camera condition needs a current camera, and this trigger has none; use "
-                "it with an alert, event or camera_offline trigger, or inside "
-                "for_each cameras",
-                (*parts, "camera"),
-            )
+        case CameraCondition(roles=roles):
+            ctx.camera_roles(roles, (*parts, "camera"))
+            if not scope.camera:
+                ctx.report(
+                    "WF-NO-CURRENT-CAMERA",
+                    "a camera condition needs a current camera, and this trigger has none; use "
+                    "it with an alert, event, camera_offline or detect.person_in_zone trigger, "
+                    "or inside for_each cameras",
+                    (*parts, "camera"),
+                )
         case ValueCondition(name=name) if name not in scope.names:
             ctx.report(
                 "WF-PLACEHOLDER-UNDEFINED",

@@ -2,16 +2,19 @@
 
 Every check reports through one :class:`CheckContext`, so each problem is located the same way
 (a JSON path of the file's canonical form, turned into a line by the caller's locator) and the
-skills steps use are gathered in file order, for the ``needs`` check that runs last.
+skills steps use are gathered in file order, for the ``needs`` check that runs last. The
+context also holds the :class:`~..site.SiteProfile` the file is checked against, and answers
+the site questions every kind of step asks (is this camera role mapped here?) in one place.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from ..model import Workflow
 from ..paths import PathPart, format_path
 from ..problems import Problem, ProblemSeverity
+from ..site import SiteProfile
 from ..yaml_loader import Mark
 
 __all__ = ["CheckContext", "Locator", "no_location"]
@@ -28,11 +31,11 @@ def no_location(parts: tuple[PathPart, ...], *, key: bool = False) -> Mark:
 class CheckContext:
     """One validation of one workflow: the problems found so far, in the order found."""
 
-    def __init__(self, workflow: Workflow, locate: Locator, skills: frozenset[str] | None):
+    def __init__(self, workflow: Workflow, locate: Locator, site: SiteProfile):
         self.workflow = workflow
         self.locate = locate
-        #: The site's skill registry; None skips the check that the site has them.
-        self.skills = skills
+        #: What the site has; a part that is None is not checked.
+        self.site = site
         self.problems: list[Problem] = []
         #: Steps seen so far, for the cap on steps.
         self.steps = 0
@@ -57,3 +60,21 @@ class CheckContext:
     def need(self, skill: str, parts: tuple[PathPart, ...]) -> None:
         """Note that the step at ``parts`` uses ``skill`` (the first user is the one named)."""
         self.used_skills.setdefault(skill, parts)
+
+    def camera_roles(self, roles: Iterable[str], parts: tuple[PathPart, ...]) -> None:
+        """Check that each camera role at ``parts`` (a list, item by item) is mapped here."""
+        for i, role in enumerate(roles):
+            self.camera_role(role, (*parts, i))
+
+    def camera_role(self, role: str, parts: tuple[PathPart, ...]) -> None:
+        """Check that the camera role at ``parts`` is mapped to a camera on this site."""
+        mapped = self.site.camera_roles
+        if mapped is None or role in mapped:
+            return
+        known = ", ".join(sorted(mapped)) if mapped else "none yet"
+        self.report(
+            "WF-CAMERA-ROLE-UNMAPPED",
+            f"the camera role {role!r} is not mapped to a camera on this site; map it in the "
+            f"integration's options (Camera roles page), or use a mapped role ({known})",
+            parts,
+        )

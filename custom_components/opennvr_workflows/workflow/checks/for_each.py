@@ -31,14 +31,17 @@ __all__ = ["check_collect", "check_for_each"]
 def check_for_each(
     ctx: CheckContext, step: ForEachStep, scope: Scope, parts: tuple[PathPart, ...]
 ) -> Branch:
-    """Check the loop's items; return its body, with the names an item defines."""
+    """Check the loop's items (their camera roles too); return its body, with the names an
+    item defines."""
     body = (*parts, "for_each")
     names = set(scope.names) | {step.as_name}
     items = step.items
     if isinstance(items, ForEachCameras):
         names.add("camera")
+        ctx.camera_roles(items.cameras, (*body, "cameras"))
     elif isinstance(items, ForEachEvents):
         names |= {"camera", "event_type", "event_id"}
+        ctx.camera_roles(items.cameras, (*body, "events", "cameras"))
         check_duration(
             ctx, items.within_s, "events_within", "the window", (*body, "events", "within")
         )

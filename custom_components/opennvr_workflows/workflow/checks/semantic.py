@@ -10,6 +10,7 @@ from dataclasses import replace
 
 from ..model import Workflow
 from ..problems import Problem
+from ..site import SiteProfile
 from ..vocabulary import MAX_STEPS, trigger_placeholders
 from .conditions import check_condition
 from .context import CheckContext, Locator, no_location
@@ -26,10 +27,11 @@ def check_workflow(
     workflow: Workflow,
     *,
     locate: Locator = no_location,
-    skills: frozenset[str] | None = None,
+    site: SiteProfile | None = None,
 ) -> list[Problem]:
-    """Every semantic problem of ``workflow``; ``locate`` turns JSON paths into positions."""
-    ctx = CheckContext(workflow, locate, skills)
+    """Every semantic problem of ``workflow``; ``locate`` turns JSON paths into positions,
+    and ``site`` (None: check the contract alone) is what the workflow must find here."""
+    ctx = CheckContext(workflow, locate, site if site is not None else SiteProfile())
     base = Scope(names=trigger_placeholders(workflow.when))
     check_trigger(ctx)
     check_duration(

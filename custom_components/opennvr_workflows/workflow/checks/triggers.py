@@ -1,8 +1,9 @@
-"""The trigger: what the schema accepts but this integration cannot start a run on, or warns about.
+"""The trigger: what the schema accepts but the site will never fire, or warns about.
 
 A file can be valid workflow.v1 and still name a trigger the site will never fire (an event no
-app publishes, a trigger not supported yet); saying so at import beats a workflow that silently
-never runs.
+app publishes, a camera role not mapped to a camera); saying so at import beats a workflow that
+silently never runs. The trigger also uses skills: an alert trigger the app that raises it, a
+person in a zone the detector whose tracks it watches.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from ..model import (
     EventTrigger,
     PersonInZoneTrigger,
     ScheduleTrigger,
+    Trigger,
 )
 from ..vocabulary import CONTRACTED_EVENTS
 from .context import CheckContext
@@ -22,18 +24,13 @@ __all__ = ["check_trigger"]
 
 
 def check_trigger(ctx: CheckContext) -> None:
-    """Check the workflow's ``when``, and note the app an alert trigger needs."""
+    """Check the workflow's ``when``: its camera roles, and the skills it uses."""
     trigger = ctx.workflow.when
+    key, cameras = _cameras(trigger)
+    ctx.camera_roles(cameras, ("when", key, "cameras"))
     match trigger:
         case PersonInZoneTrigger():
-            ctx.report(
-                "WF-TRIGGER-UNSUPPORTED",
-                "detect.person_in_zone is not supported by this integration yet; use the "
-                "intrusion or loitering app's alert instead, e.g. "
-                "`when: {alert: {app: intrusion, cameras: [...]}}`",
-                ("when", "detect.person_in_zone"),
-                key=True,
-            )
+            ctx.need("detector", ("when", "detect.person_in_zone"))
         case EventTrigger(event=event) if event not in CONTRACTED_EVENTS:
             known = ", ".join(CONTRACTED_EVENTS)
             ctx.report(
@@ -62,3 +59,18 @@ def check_trigger(ctx: CheckContext) -> None:
             ctx.need(app, ("when", "alert", "app"))
         case _:
             pass
+
+
+def _cameras(trigger: Trigger) -> tuple[str, tuple[str, ...]]:
+    """The trigger's YAML key and the camera roles it names (none, for the others)."""
+    match trigger:
+        case AlertTrigger(cameras=cameras):
+            return "alert", cameras
+        case EventTrigger(cameras=cameras):
+            return "event", cameras
+        case CameraOfflineTrigger(cameras=cameras):
+            return "camera_offline", cameras
+        case PersonInZoneTrigger(cameras=cameras):
+            return "detect.person_in_zone", cameras
+        case _:
+            return "", ()

@@ -1,0 +1,38 @@
+"""What a site has, handed to the validator so a file is checked against the home it runs in.
+
+The contract alone says whether a file is well formed; only the site knows whether it can run
+it: the skills installed (a vision model, the plate app), the AI tools this host implements,
+and the camera roles mapped to cameras in the options. A workflow that names something the
+site lacks is refused at import with the name, rather than failing at run time. Each part is
+optional: None means "not known here, do not check" (the command line checking a shared file,
+CI), so one validator serves both a site and a bare contract check.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["SiteProfile"]
+
+
+@dataclass(frozen=True, slots=True)
+class SiteProfile:
+    """The site a workflow is checked against; every part None (the default) checks nothing.
+
+    ``skills``: the skill names this site has (``vision_model``, ``detector``, an app's name
+    such as ``gate_controller``); what a workflow needs and uses must be among them.
+    ``tools``: the AI tool names this host really implements; an Investigate step listing
+    another is refused. ``camera_roles``: the camera roles mapped to a camera in the options;
+    a workflow naming another role is refused.
+    """
+
+    skills: frozenset[str] | None = None
+    tools: frozenset[str] | None = None
+    camera_roles: frozenset[str] | None = None
+
+    def __post_init__(self) -> None:
+        # A bare string would be read as a set of letters; refuse it where the mistake is made.
+        for name in ("skills", "tools", "camera_roles"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, frozenset):
+                raise TypeError(f"SiteProfile.{name} is a frozenset of names or None")
