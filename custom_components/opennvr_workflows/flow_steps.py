@@ -26,6 +26,7 @@ from homeassistant.helpers.selector import (
     TextSelectorConfig,
     TextSelectorType,
 )
+from homeassistant.util.ssl import get_default_context
 
 from .ai.model_check import check_model, list_models
 from .const import (
@@ -254,7 +255,7 @@ def models_schema(models: list[str], defaults: Mapping[str, Any]) -> vol.Schema:
 
 async def async_ollama_models(url: str) -> list[str] | None:
     """The models pulled on the server, or None when it cannot be reached."""
-    models = await list_models(url)
+    models = await list_models(url, ssl_context=get_default_context())
     return None if models is None else list(models)
 
 
@@ -263,12 +264,16 @@ async def async_validate_models(
 ) -> None:
     """The vision model must see pictures; the text model only has to exist."""
     url = settings[CONF_OLLAMA_URL]
-    vision = await check_model(url, settings[CONF_VISION_MODEL], need_vision=True)
+    vision = await check_model(
+        url, settings[CONF_VISION_MODEL], need_vision=True, ssl_context=get_default_context()
+    )
     if vision.error:
         errors[CONF_VISION_MODEL] = f"model_{vision.error}"
         placeholders["model"] = settings[CONF_VISION_MODEL]
         return
-    text = await check_model(url, settings[CONF_TEXT_MODEL], need_vision=False)
+    text = await check_model(
+        url, settings[CONF_TEXT_MODEL], need_vision=False, ssl_context=get_default_context()
+    )
     if text.error:
         errors[CONF_TEXT_MODEL] = f"model_{text.error}"
         placeholders["model"] = settings[CONF_TEXT_MODEL]

@@ -69,7 +69,7 @@ class HaEffects:
         site_mode: Callable[[], str | None],
         camera_entity: Callable[[str | None], str | None],
         workflow_entity: Callable[[str], str | None],
-        publish: Callable[[NvrEvent], None],
+        publish: Callable[[NvrEvent], object],
     ) -> None:
         self._hass = hass
         self._client = client
@@ -215,6 +215,8 @@ class HaEffects:
                     correlation_id=cid,
                 )
                 event_id = created.get("id")
+            if event_id is None:
+                raise HomeAssistantError("OpenNVR did not return the event to keep a clip of")
             await self._client.protect_event(
                 int(event_id), pre_s=before, post_s=after, correlation_id=cid
             )
@@ -347,7 +349,7 @@ class HaEffects:
     ) -> Sequence[Mapping[str, Any]]:
         since = (datetime.now(UTC) - timedelta(seconds=within_s)).isoformat()
         roles = self.settings.roles
-        wanted = (
+        wanted: list[tuple[str | None, int | None]] = (
             [(role, roles[role]) for role in cameras if role in roles]
             if cameras
             else [(None, None)]

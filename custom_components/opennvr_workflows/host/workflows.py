@@ -19,7 +19,7 @@ from homeassistant.core import HomeAssistant, callback
 from homeassistant.util.ssl import get_default_context
 from pyopennvr import OpenNVRClient, OpenNVRError
 
-from ..ai import OllamaSettings, make_llm_client
+from ..ai import make_llm_client
 from ..ai.tool_policy import ASK_TOOLS, READ_TOOLS
 from ..const import DOMAIN, WORKFLOW_FOLDER
 from ..engine import Engine, EngineUpdate, NvrEvent
@@ -29,6 +29,7 @@ from . import files as folder_io
 from . import issues
 from .ai_port import Evidence, HaAiPort
 from .effects import HaEffects
+from .model_watch import ModelWatch
 from .run_context import SentLedger
 from .settings import HostSettings
 from .skills import site_skills
@@ -94,7 +95,7 @@ class WorkflowHost:
         self.ai = HaAiPort(
             client,
             settings,
-            make_client=lambda s: make_llm_client(_with_ssl(s, ssl_context)),
+            make_client=lambda s: make_llm_client(s, ssl_context=ssl_context),
             on_evidence=self._on_evidence,
         )
         self.effects = HaEffects(
@@ -108,10 +109,11 @@ class WorkflowHost:
             workflow_entity=workflow_entity,
             publish=hub.publish,
         )
+        self.model_watch = ModelWatch(hass, entry_id, lambda: self.settings)
         self.engine = Engine(
             self.db_path,
             self.effects,
-            self.ai,
+            self.model_watch.observe(self.ai),
             tz=_tz(hass),
             max_chain_depth=settings.max_chain_depth,
         )
@@ -132,9 +134,11 @@ class WorkflowHost:
         self._unsubscribe.append(self.hub.subscribe(self.submit))
         self._unsubscribe.append(self.engine.subscribe(self._on_update))
         self._sync_attention_issues()
+        await self.model_watch.async_start()
 
     async def async_stop(self) -> None:
         """Stop taking events, let runs reach a waiting point, drain the writes."""
+        await self.model_watch.async_stop()
         for unsubscribe in self._unsubscribe:
             unsubscribe()
         self._unsubscribe.clear()
@@ -300,13 +304,6 @@ class WorkflowHost:
 
 def _make_folders(path: Path) -> None:
     path.mkdir(parents=True, exist_ok=True)
-
-
-def _with_ssl(settings: OllamaSettings, context: Any) -> OllamaSettings:
-    """The settings with Home Assistant's shared SSL context, where the client takes one."""
-    if "ssl_context" in getattr(OllamaSettings, "__dataclass_fields__", {}):
-        return replace(settings, ssl_context=context)  # type: ignore[call-arg]
-    return settings
 
 
 def _tz(hass: HomeAssistant) -> Any:
