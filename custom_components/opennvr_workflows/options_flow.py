@@ -34,9 +34,11 @@ from .const import (
     CONF_APPROVERS,
     CONF_CAMERA_ROLES,
     CONF_DEFAULT_LIMITS,
+    CONF_MODEL_ALLOW_LIST,
     CONF_SITE_FACTS,
     CONF_SITE_LISTS,
     CONF_TOOL_POLICY,
+    CONF_WEBHOOKS,
     SITE_FACTS_MAX_WORDS,
 )
 from .flow_steps import TransportAndAISteps, merge_options
@@ -94,6 +96,26 @@ def format_site_lists(lists: Mapping[str, list[str]]) -> str:
     return "\n".join(f"{name}: {', '.join(items)}" for name, items in lists.items())
 
 
+def parse_webhooks(text: str) -> tuple[dict[str, str], str | None]:
+    """One destination per line, ``name: https://...``. Returns the destinations, or the
+    first problem as ``"line N: ..."``."""
+    hooks: dict[str, str] = {}
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        name, sep, url = line.partition(":")
+        name, url = name.strip().lower(), url.strip()
+        if not sep or not LIST_NAME_PATTERN.match(name):
+            return {}, f"line {number}: write it as 'name: https://host/path'"
+        if not url.startswith(("http://", "https://")) or len(url.split("//", 1)[1]) < 1:
+            return {}, f"line {number}: the address must start with http:// or https://"
+        if name in hooks:
+            return {}, f"line {number}: the destination '{name}' is already defined"
+        hooks[name] = url
+    return hooks, None
+
+
 class OpenNVRWorkflowsOptionsFlow(TransportAndAISteps, OptionsFlowWithReload):
     """A menu of option pages; each page saves all options and reloads the entry."""
 
@@ -116,6 +138,7 @@ class OpenNVRWorkflowsOptionsFlow(TransportAndAISteps, OptionsFlowWithReload):
                 "approvers",
                 "site_rules",
                 "tool_policy",
+                "destinations",
                 "limits",
                 "transport",
                 "ollama",
@@ -254,6 +277,56 @@ class OpenNVRWorkflowsOptionsFlow(TransportAndAISteps, OptionsFlowWithReload):
             schema = self.add_suggested_values_to_schema(schema, user_input)
         return self.async_show_form(
             step_id="site_rules",
+            data_schema=schema,
+            errors=errors,
+            description_placeholders=placeholders,
+        )
+
+    # ── destinations ─────────────────────────────────────────────────────
+
+    async def async_step_destinations(
+        self, user_input: dict[str, Any] | None = None
+    ) -> ConfigFlowResult:
+        """Where workflows may send things: the webhook destinations an admin approved
+        (a workflow names one, never a URL), and the models the look and investigate
+        actions may be asked to use besides the configured ones."""
+        errors: dict[str, str] = {}
+        placeholders: dict[str, str] = {}
+        if user_input is not None:
+            hooks, problem = parse_webhooks(user_input.get(CONF_WEBHOOKS, ""))
+            if problem:
+                errors[CONF_WEBHOOKS] = "webhooks_invalid"
+                placeholders["problem"] = problem
+            else:
+                models = [
+                    m.strip()
+                    for m in user_input.get(CONF_MODEL_ALLOW_LIST, "").replace(",", "\n").split()
+                    if m.strip()
+                ]
+                return self._save({CONF_WEBHOOKS: hooks, CONF_MODEL_ALLOW_LIST: models})
+        options = self._options
+        schema = vol.Schema(
+            {
+                vol.Optional(
+                    CONF_WEBHOOKS,
+                    description={
+                        "suggested_value": "\n".join(
+                            f"{k}: {v}" for k, v in options.get(CONF_WEBHOOKS, {}).items()
+                        )
+                    },
+                ): _multiline(),
+                vol.Optional(
+                    CONF_MODEL_ALLOW_LIST,
+                    description={
+                        "suggested_value": "\n".join(options.get(CONF_MODEL_ALLOW_LIST, []))
+                    },
+                ): _multiline(),
+            }
+        )
+        if user_input is not None:
+            schema = self.add_suggested_values_to_schema(schema, user_input)
+        return self.async_show_form(
+            step_id="destinations",
             data_schema=schema,
             errors=errors,
             description_placeholders=placeholders,

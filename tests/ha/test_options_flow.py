@@ -18,6 +18,7 @@ from custom_components.opennvr_workflows.const import (
     CONF_CAMERA_ROLES,
     CONF_DEFAULT_LIMITS,
     CONF_HARDWARE,
+    CONF_MODEL_ALLOW_LIST,
     CONF_MQTT_HOST,
     CONF_MQTT_PASSWORD,
     CONF_MQTT_PORT,
@@ -37,6 +38,7 @@ from custom_components.opennvr_workflows.const import (
     CONF_TOOL_POLICY,
     CONF_TRANSPORT,
     CONF_VISION_MODEL,
+    CONF_WEBHOOKS,
     TRANSPORT_MQTT,
     TRANSPORT_NATS,
 )
@@ -140,6 +142,29 @@ async def test_site_rules(
         "family": ["Ann", "Bob"],
         "couriers": ["DHL", "UPS"],
     }
+
+
+async def test_destinations(
+    hass: HomeAssistant, sim: OpenNVRSimulator, setup_entry: MockConfigEntry
+) -> None:
+    result = await _open(hass, setup_entry, "destinations")
+    result = await hass.config_entries.options.async_configure(
+        result["flow_id"], {"webhooks": "tickets: https://desk.example/hook\nbad: ftp://x"}
+    )
+    assert result["errors"] == {"webhooks": "webhooks_invalid"}
+    assert result["description_placeholders"]["problem"] == (
+        "line 2: the address must start with http:// or https://"
+    )
+    result = await hass.config_entries.options.async_configure(
+        result["flow_id"],
+        {
+            "webhooks": "# the helpdesk\nTickets: https://desk.example/hook",
+            "model_allow_list": "llava:7b, qwen2.5vl:7b\ngemma3:4b",
+        },
+    )
+    await _saved(hass, result, setup_entry)
+    assert setup_entry.options[CONF_WEBHOOKS] == {"tickets": "https://desk.example/hook"}
+    assert setup_entry.options[CONF_MODEL_ALLOW_LIST] == ["llava:7b", "qwen2.5vl:7b", "gemma3:4b"]
 
 
 @pytest.mark.parametrize(
