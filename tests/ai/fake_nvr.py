@@ -14,7 +14,12 @@ from typing import Any
 
 from PIL import Image
 
-from custom_components.opennvr_workflows.ai.ports import CameraHealth, NvrReadError, StoredEvent
+from custom_components.opennvr_workflows.ai.ports import (
+    CameraHealth,
+    LiveDetections,
+    NvrReadError,
+    StoredEvent,
+)
 
 
 def jpeg(
@@ -37,6 +42,8 @@ class FakeNvr:
     picture: bytes = field(default_factory=jpeg)
     caption: str | None = "A person in a hi-vis vest stands at the gate."
     objects: dict[str, int] = field(default_factory=lambda: {"person": 1, "car": 0})
+    #: the live state's other fields, by camera: ``stale``, ``online``, ``frame_at``, ...
+    live: dict[str, dict[str, Any]] = field(default_factory=dict)
     events: list[StoredEvent] = field(default_factory=list)
     fail: dict[str, str] = field(default_factory=dict)
     hang: set[str] = field(default_factory=set)
@@ -70,6 +77,12 @@ class FakeNvr:
         await self._enter("live_objects", camera)
         return dict(self.objects)
 
+    async def live_detections(self, camera: str) -> LiveDetections:
+        await self._enter("live_detections", camera)
+        state: dict[str, Any] = {"stale": False, "online": True, "frame_at": "2026-11-29T02:14:00Z"}
+        state.update(self.live.get(camera, {}))
+        return LiveDetections(camera=camera, objects=dict(self.objects), **state)
+
     async def recent_events(
         self, camera: str | None, since: datetime, limit: int
     ) -> list[StoredEvent]:
@@ -77,8 +90,20 @@ class FakeNvr:
         return [e for e in self.events if camera in (None, e.camera)][:limit]
 
     async def search(self, **kwargs: Any) -> list[StoredEvent]:
+        """Like OpenNVR's ``/search`` as far as a fake can be: the camera and the start
+        time filter; the words are recorded, not read."""
         await self._enter("search", kwargs)
-        return self.events[: int(kwargs.get("limit") or 10)]
+        start = kwargs.get("start")
+        found = [
+            e
+            for e in self.events
+            if kwargs.get("camera") in (None, e.camera)
+            and (
+                start is None
+                or datetime.fromisoformat(e.started_at) >= datetime.fromisoformat(start)
+            )
+        ]
+        return found[: int(kwargs.get("limit") or 10)]
 
     async def camera_health(self, camera: str) -> CameraHealth:
         await self._enter("camera_health", camera)

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from custom_components.opennvr_workflows.ai import (
     AISuspended,
     FixedBudget,
     SiteRules,
+    StoredEvent,
     resume_ai_step,
     run_ai_step,
 )
@@ -76,6 +78,31 @@ async def test_tools_then_a_rule_decides(fake: FakeOllama, make_context: Ctx) ->
     assert "decision" not in last.format["properties"]
     assert any(m.get("role") == "tool" and "hi-vis" in m.get("content", "") for m in last.messages)
     assert json.loads(json.dumps(result.as_rows())) == result.as_rows()
+
+
+async def test_footage_search_and_detection_run_in_a_step(
+    fake: FakeOllama, make_context: Ctx, nvr: FakeNvr
+) -> None:
+    seen_at = (datetime.now(UTC) - timedelta(minutes=6)).isoformat()
+    nvr.events = [StoredEvent(9, "yard", "person", seen_at, caption="a man in a dark hoodie")]
+    fake.script(
+        ToolCalls([("search_footage", {"keywords": ["man", "hoodie"], "within_minutes": 60})]),
+        ToolCalls([("detect_objects", {"camera_id": "gate"})]),
+        Answer("The same man is at the gate now."),
+        who("intruder"),
+    )
+    tools = ("search_footage", "detect_objects", "site_lookup", "ask_person")
+    result = await decided(make_context(), spec={"tools": tools})
+    assert set(fake.chats[0].tool_names) == set(tools)
+    assert tool_rows(result) == [("search_footage", "ok"), ("detect_objects", "ok")]
+    told = [m["content"] for m in fake.chats[2].messages if m.get("role") == "tool"]
+    assert "a man in a dark hoodie" in told[0]
+    assert told[1].startswith("gate: 1 person (frame at ")
+    assert (result.outcome, result.rule, result.decision.confidence_source) == (
+        "alert",
+        0,
+        "evidence",
+    )
 
 
 async def test_model_facing_descriptions_come_from_the_sdk(

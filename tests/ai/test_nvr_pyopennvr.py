@@ -91,6 +91,29 @@ async def test_live_objects_and_health(port: PyOpenNvrReadPort) -> None:
     assert (health.online, health.active, health.recording_state) == (True, True, "recording")
 
 
+async def test_live_detections_say_how_current_they_are(
+    sim: OpenNVRSimulator, port: PyOpenNvrReadPort
+) -> None:
+    live = await port.live_detections("garden")
+    assert (dict(live.objects), live.online, live.stale) == ({}, True, False)
+    assert live.not_current is None
+    await sim.set_camera_online(3, False)
+    off = await port.live_detections("garden")
+    assert (off.online, off.stale, off.not_current) == (False, True, "the camera is offline")
+    with pytest.raises(NvrReadError, match="unknown camera 'garage'"):
+        await port.live_detections("garage")
+
+
+async def test_footage_search_sends_the_words_and_the_window(
+    sim: OpenNVRSimulator, port: PyOpenNvrReadPort
+) -> None:
+    sim.add_event(2, "car", plate="KA01AB1234")
+    since = (datetime.now(UTC) - timedelta(days=7)).isoformat()
+    found = await port.search(query="white car", camera="drive", start=since, limit=5)
+    assert [(e.id, e.camera, e.caption) for e in found] == [(1, "drive", "a car at the Driveway")]
+    assert ("GET", "/api/v1/search") in sim.requests
+
+
 async def test_a_revoked_token_is_a_read_error(sim: OpenNVRSimulator) -> None:
     async with aiohttp.ClientSession() as session:
         port = PyOpenNvrReadPort(OpenNVRClient(sim.url, "onvr_wrong", session), ROLES)

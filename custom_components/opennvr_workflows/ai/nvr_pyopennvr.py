@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 from pyopennvr import OpenNVRClient, OpenNVRError
 
-from .ports import CameraHealth, NvrReadError, StoredEvent
+from .ports import CameraHealth, LiveDetections, NvrReadError, StoredEvent
 
 T = TypeVar("T")
 
@@ -83,13 +83,27 @@ class PyOpenNvrReadPort:
         return str(data["text"])
 
     async def live_objects(self, camera: str) -> dict[str, int]:
+        row = await self._live_row(camera)
+        return _counts(row.get("objects")) if row else {}
+
+    async def live_detections(self, camera: str) -> LiveDetections:
+        row = await self._live_row(camera)
+        if row is None:
+            raise NvrReadError(f"live state of {camera}: OpenNVR reports no state for it")
+        return LiveDetections(
+            camera=camera,
+            objects=_counts(row.get("objects")),
+            frame_at=_str(row.get("last_frame_at")),
+            stale=_bool(row.get("stale")),
+            online=_bool(row.get("online")),
+            motion=_bool(row.get("motion")),
+        )
+
+    async def _live_row(self, camera: str) -> dict[str, Any] | None:
+        """The camera's row of OpenNVR's live state (``GET /live-state``), if any."""
         cid = self._id(camera)
         data = await self._call(f"live state of {camera}", lambda: self._client.get_live_state(cid))
-        row = _camera_row(data, cid)
-        objects = row.get("objects") if row else None
-        if not isinstance(objects, dict):
-            return {}
-        return {str(k): _count(v) for k, v in objects.items()}
+        return _camera_row(data, cid)
 
     async def recent_events(
         self, camera: str | None, since: datetime, limit: int
@@ -177,6 +191,17 @@ def _camera_row(data: Any, camera_id: int) -> dict[str, Any] | None:
         if isinstance(row, dict) and str(row.get("camera_id")) == str(camera_id):
             return row
     return None
+
+
+def _counts(objects: Any) -> dict[str, int]:
+    """The live state's ``objects`` as counts by label (a count, a list, or a dict)."""
+    if not isinstance(objects, dict):
+        return {}
+    return {str(k): _count(v) for k, v in objects.items()}
+
+
+def _bool(value: Any) -> bool | None:
+    return value if isinstance(value, bool) else None
 
 
 def _count(value: Any) -> int:

@@ -12,8 +12,10 @@ the port resolves the name, so a workflow stays portable between sites.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
+from types import MappingProxyType
 from typing import Any, Protocol, runtime_checkable
 
 
@@ -47,6 +49,34 @@ class CameraHealth:
     stale: bool | None
 
 
+@dataclass(frozen=True)
+class LiveDetections:
+    """What the site's always-on detector reports for a camera's latest frame.
+
+    OpenNVR runs no detection on request; its detector runs on every frame and the live
+    state holds the latest result. ``objects`` counts by label; ``frame_at`` is when that
+    frame was taken; ``stale`` says the frames stopped coming (the counts are old);
+    ``None`` where the NVR does not say."""
+
+    camera: str
+    objects: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+    frame_at: str | None = None
+    stale: bool | None = None
+    online: bool | None = None
+    motion: bool | None = None
+
+    @property
+    def not_current(self) -> str | None:
+        """Why these counts are not what the camera sees now, or None when they are."""
+        if self.online is False:
+            return "the camera is offline"
+        if self.stale:
+            return "its frames are stale" + (
+                f", the last at {self.frame_at}" if self.frame_at else ""
+            )
+        return None
+
+
 @runtime_checkable
 class NvrReadPort(Protocol):
     """Read-only access to one OpenNVR site. Every method raises :class:`NvrReadError`
@@ -67,6 +97,10 @@ class NvrReadPort(Protocol):
 
     async def live_objects(self, camera: str) -> dict[str, int]:
         """Object counts from the always-on detection stream, without a new inference."""
+        ...
+
+    async def live_detections(self, camera: str) -> LiveDetections:
+        """The detector's result for the camera's latest frame, with how current it is."""
         ...
 
     async def recent_events(

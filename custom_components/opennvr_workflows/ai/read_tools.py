@@ -3,7 +3,9 @@
 What the MODEL sees (names, descriptions, argument schemas) comes from the SDK's
 ``build_tool_definitions`` wherever the SDK has the tool, so a description measured and
 fixed there is the one served here; ``camera_health``, ``site_lookup`` and ``ask_person``
-are core's tools in the RFC and are defined below in the same style.
+are core's tools in the RFC and are defined below in the same style. One description is
+this host's own (:data:`HOST_DESCRIPTIONS`): where the SDK's text promises what OpenNVR
+cannot do, the model is told what the tool really does.
 
 Handlers return short text for a small model, and a ``ToolResult.failed`` for anything
 that went wrong, so the model hears the error (and may try again) and the evidence check
@@ -21,7 +23,14 @@ from typing import Any
 from opennvr_app_sdk.agent import LLMClient, LLMError, Tool, ToolResult, build_tool_definitions
 
 from .images import DEFAULT_IMAGE_SIZE, ImageError, prepare_image
-from .ports import NvrReadError, NvrReadPort, StoredEvent, describe_any, event_line
+from .ports import (
+    LiveDetections,
+    NvrReadError,
+    NvrReadPort,
+    StoredEvent,
+    describe_any,
+    event_line,
+)
 from .tool_policy import Mode, tool_kind
 from .vision import describe_picture
 
@@ -29,6 +38,24 @@ from .vision import describe_picture
 MAX_CAMERAS_PER_CALL = 6
 MAX_ROWS = 10
 _RESULT_CHARS = 1500
+#: search_footage without a window looks at the last week first, as its description says.
+FOOTAGE_FIRST_WINDOW = timedelta(days=7)
+_MAX_MINUTES = 366 * 24 * 60
+
+#: The model-facing descriptions this host writes itself, with the SDK's argument schemas.
+#: The SDK's ``detect_objects`` runs a FRESH detection; OpenNVR's API runs none on request,
+#: so here it reads the always-on detector's result for the latest frame, refuses it when
+#: it is not current, and says so.
+HOST_DESCRIPTIONS: Mapping[str, str] = {
+    "detect_objects": (
+        "Count the objects (people, cars, packages, animals) a camera's detector sees NOW, "
+        "on one camera, several, or all: the always-on detector's result for the latest "
+        "frame, with that frame's time. A camera that is offline or whose frames are "
+        "stale gives no count, so every count it gives is current. Use for 'is anyone at "
+        "the gate right now?'. It never describes appearance: use describe_camera for "
+        "colour, clothing or what someone is doing."
+    ),
+}
 
 Handler = Callable[[dict[str, Any]], Awaitable[ToolResult]]
 
@@ -103,6 +130,9 @@ def tool_definitions(
     defs = {d["function"]["name"]: d for d in build_tool_definitions(list(cameras))}
     for d in core_tool_definitions(site_lists):
         defs[d["function"]["name"]] = d
+    for name, description in HOST_DESCRIPTIONS.items():
+        if name in defs:
+            defs[name]["function"]["description"] = description
     if "camera_health" in names:
         prop = defs["camera_health"]["function"]["parameters"]["properties"]["camera_id"]
         prop["enum"] = list(cameras) or ["__no_cameras_configured__"]
@@ -192,6 +222,13 @@ def _handlers(host: ToolHost) -> dict[str, Handler]:
             lines.append(f"{cam}: {seen or 'nothing detected'}")
         return ToolResult("\n".join(lines))
 
+    async def detect_objects(args: dict[str, Any]) -> ToolResult:
+        asked = cameras_of(args)
+        lines = [_detections_line(await nvr.live_detections(cam)) for cam in asked]
+        if all(line.startswith(_NO_CURRENT) for line in lines):
+            raise NvrReadError("; ".join(lines))  # nothing current: the call did not work
+        return ToolResult("\n".join(lines))
+
     async def describe_camera(args: dict[str, Any]) -> ToolResult:
         question = args.get("question")
         lines = []
@@ -232,6 +269,32 @@ def _handlers(host: ToolHost) -> dict[str, Handler]:
             limit=MAX_ROWS,
         )
         return ToolResult(_lines(events, "No matching visits in the NVR's history."))
+
+    async def search_footage(args: dict[str, Any]) -> ToolResult:
+        words = args.get("keywords")
+        keywords = [str(w).strip() for w in words if str(w).strip()] if words else []
+        if not keywords:
+            raise NvrReadError("name what to look for, e.g. keywords ['red', 'truck']")
+        query = " ".join(keywords)
+        camera = one_camera(args.get("camera_id"))
+
+        async def since(window: timedelta | None) -> list[StoredEvent]:
+            start = None if window is None else (host.now() - window).isoformat()
+            return await nvr.search(query=query, camera=camera, start=start, limit=MAX_ROWS)
+
+        minutes = _minutes(args.get("within_minutes"))
+        if minutes is not None:
+            found = await since(timedelta(minutes=minutes))
+            return ToolResult(
+                _lines(found, f"No footage matched {query!r} in the last {_ago(minutes * 60)}.")
+            )
+        found = await since(FOOTAGE_FIRST_WINDOW)
+        if found:
+            return ToolResult(_lines(found, ""))
+        found = await since(None)  # nothing this week: widen to all history, as promised
+        if not found:
+            return ToolResult(f"No footage matched {query!r} in all the recorded history.")
+        return ToolResult(f"Nothing in the last week; from all history:\n{_lines(found, '')}")
 
     async def describe_event(args: dict[str, Any]) -> ToolResult:
         event_id = int(args["event_id"])
@@ -286,9 +349,11 @@ def _handlers(host: ToolHost) -> dict[str, Handler]:
 
     return {
         "camera_snapshot": camera_snapshot,
+        "detect_objects": detect_objects,
         "describe_camera": describe_camera,
         "recent_events": recent_events,
         "recent_plates": recent_plates,
+        "search_footage": search_footage,
         "search_history": search_history,
         "describe_event": describe_event,
         "camera_health": camera_health,
@@ -308,6 +373,32 @@ def _definition(
             "parameters": {"type": "object", "properties": properties, "required": required},
         },
     }
+
+
+_NO_CURRENT = "no current detection"
+
+
+def _detections_line(d: LiveDetections) -> str:
+    """One camera's counts, with the frame's time; or why there are none that are current."""
+    why = d.not_current
+    if why is not None:
+        return f"{_NO_CURRENT} on {d.camera}: {why}"
+    seen = ", ".join(f"{n} {label}" for label, n in sorted(d.objects.items()) if n)
+    notes = [f"frame at {d.frame_at}"] if d.frame_at else []
+    if d.motion:
+        notes.append("motion")
+    return f"{d.camera}: {seen or 'nothing detected'}" + (f" ({', '.join(notes)})" if notes else "")
+
+
+def _minutes(value: Any) -> float | None:
+    """``within_minutes`` as a window, kept within a year; None when not given."""
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        minutes = float(value)
+    except (TypeError, ValueError):
+        return None
+    return min(max(minutes, 1.0), _MAX_MINUTES)
 
 
 def _seconds(value: Any) -> float:

@@ -20,13 +20,17 @@ from opennvr_app_sdk.agent import effective_mode
 Mode = Literal["auto", "ask", "unavailable"]
 MODES: tuple[Mode, ...] = ("auto", "ask", "unavailable")
 
-#: The read tools this integration implements over OpenNVR (a subset of the SDK's ten,
-#: plus the two RFC tools that are core's: camera_health and site_lookup).
+#: The read tools this integration implements over OpenNVR: the SDK's ten but two, plus
+#: the two RFC tools that are core's (camera_health and site_lookup). Not here, because
+#: OpenNVR's API offers an integration nothing to build them on: ``recognize_faces`` (no
+#: face gallery to match against) and ``describe_window`` (no frames from recordings).
 READ_TOOLS: tuple[str, ...] = (
     "describe_camera",
     "camera_snapshot",
+    "detect_objects",
     "recent_events",
     "recent_plates",
+    "search_footage",
     "search_history",
     "describe_event",
     "camera_health",
@@ -34,6 +38,10 @@ READ_TOOLS: tuple[str, ...] = (
 )
 #: Tools that ask a person and wait; the step suspends on them.
 ASK_TOOLS: tuple[str, ...] = ("ask_person",)
+#: Every tool an AI step of this host can be given: what the host hands the workflow
+#: validator, so a workflow naming any other tool is refused when it is imported, with
+#: the tool's name, instead of failing when it runs.
+IMPLEMENTED_TOOLS: tuple[str, ...] = READ_TOOLS + ASK_TOOLS
 
 #: RFC section 4's default modes: read tools run, asking a person waits for the person.
 DEFAULT_SITE_POLICY: Mapping[str, Mode] = {
