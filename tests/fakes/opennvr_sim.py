@@ -22,7 +22,7 @@ import secrets
 import ssl
 import uuid
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -54,8 +54,29 @@ SEVERITIES = ("low", "medium", "high", "critical")
 SITE_MODES = ("disarmed", "armed_home", "armed_away")
 #: How long the websocket replays missed frames after a reconnect.
 REPLAY_WINDOW = 2000
+#: The frame the simulated detector runs at (``tracks`` frames carry it).
+DETECT_FRAME = (1280, 720)
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+@dataclass
+class SimZone:
+    """A zone drawn on a camera, corners in fractions of the frame (as OpenNVR's editor
+    draws them); ``labels`` None: it counts every label."""
+
+    name: str
+    polygon: tuple[tuple[float, float], ...]
+    labels: tuple[str, ...] | None = None
+
+    @property
+    def centre(self) -> tuple[float, float]:
+        xs, ys = zip(*self.polygon, strict=True)
+        return (sum(xs) / len(xs), sum(ys) / len(ys))
+
+
+def rectangle(name: str, x1: float, y1: float, x2: float, y2: float) -> SimZone:
+    return SimZone(name, ((x1, y1), (x2, y1), (x2, y2), (x1, y2)))
 
 
 @dataclass
@@ -68,6 +89,7 @@ class SimCamera:
     online: bool = True
     is_active: bool = True
     ptz_presets: tuple[str, ...] = ()
+    zones: list[SimZone] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -85,8 +107,22 @@ class SimCamera:
 def default_cameras() -> list[SimCamera]:
     return [
         SimCamera(1, "Front Door", "porch", ptz_presets=()),
-        SimCamera(2, "Driveway", "drive", ptz_presets=("home", "gate")),
-        SimCamera(3, "Back Garden", "garden"),
+        SimCamera(
+            2,
+            "Driveway",
+            "drive",
+            ptz_presets=("home", "gate"),
+            zones=[rectangle("Gate", 0.6, 0.3, 0.95, 0.9)],
+        ),
+        SimCamera(
+            3,
+            "Back Garden",
+            "garden",
+            zones=[
+                rectangle("Fence line", 0.0, 0.0, 0.3, 1.0),
+                rectangle("Patio", 0.5, 0.5, 1.0, 1.0),
+            ],
+        ),
     ]
 
 
@@ -106,6 +142,10 @@ class SimConfig:
     alert_kinds: tuple[str, ...] = ALERT_KINDS
     heartbeat_s: float = 25.0
     rtsps_exposed: bool = True
+    #: Installed apps and the actions (buttons) each declares, served by ``/entities``.
+    apps: dict[str, tuple[str, ...]] = field(
+        default_factory=lambda: {"gate_controller": ("open", "close")}
+    )
     snapshot_size: tuple[int, int] = (640, 360)
 
 
@@ -130,6 +170,11 @@ class OpenNVRSimulator:
         self.ptz_calls: list[tuple[int, str]] = []
         self.protected: list[int] = []
         self.requests: list[tuple[str, str]] = []
+        #: (method, path, X-Correlation-Id) of every request that carried one.
+        self.correlated: list[tuple[str, str, str]] = []
+        #: (entity key, args, correlation id) of every app action command.
+        self.commands: list[tuple[str, dict[str, Any], str | None]] = []
+        self.tracks_seq = 0
         self._frames: deque[dict[str, Any]] = deque(maxlen=REPLAY_WINDOW)
         self._tickets: set[str] = set()
         self._media: dict[str, bytes] = {}
@@ -157,6 +202,7 @@ class OpenNVRSimulator:
             ("GET", "/cameras/", self._cameras, "cameras.view"),
             ("GET", "/cameras/{id}", self._camera, "cameras.view"),
             ("GET", "/cameras/{id}/snapshot", self._snapshot, "live.view"),
+            ("GET", "/cameras/{id}/zones", self._zones, "cameras.view"),
             ("POST", "/cameras/{id}/describe", self._describe, "live.view"),
             ("GET", "/cameras/{id}/ptz/presets", self._ptz_presets, "cameras.view"),
             ("POST", "/cameras/{id}/ptz/presets/{token}/goto", self._ptz_goto, "ptz.control"),
@@ -173,6 +219,8 @@ class OpenNVRSimulator:
             ("GET", "/search", self._search, "recordings.view"),
             ("POST", "/media/sign", self._sign, "recordings.view"),
             ("POST", "/events/ws-ticket", self._ws_ticket, None),
+            ("GET", "/entities", self._entities, "cameras.view"),
+            ("POST", "/entities/{key}/command", self._command, "apps.actions"),
         ]
         for method, path, handler, scope in routes:
             r.add_route(method, API + path, self._guard(handler, scope))
@@ -221,6 +269,8 @@ class OpenNVRSimulator:
     @web.middleware
     async def _record(self, request: web.Request, handler: Handler) -> web.StreamResponse:
         self.requests.append((request.method, request.path))
+        if cid := request.headers.get("X-Correlation-Id"):
+            self.correlated.append((request.method, request.path, cid))
         return await handler(request)
 
     def _guard(self, handler: Handler, scope: str | None) -> Handler:
@@ -239,6 +289,35 @@ class OpenNVRSimulator:
         return guarded
 
     # ── site ─────────────────────────────────────────────────────────────
+
+    def _app_entities(self) -> list[dict[str, Any]]:
+        return [
+            {
+                "key": f"{app}.{action}",
+                "platform": "button",
+                "name": action,
+                "device": {"name": app},
+                "required_scope": "apps.actions",
+                "origin": f"app:{app}",
+                "enabled_default": True,
+                "command": {"kind": "press"},
+            }
+            for app, actions in self.config.apps.items()
+            for action in actions
+        ]
+
+    async def _entities(self, request: web.Request) -> web.Response:
+        return web.json_response({"etag": "sim-1", "entities": self._app_entities()})
+
+    async def _command(self, request: web.Request) -> web.Response:
+        key = request.match_info["key"]
+        if key not in {e["key"] for e in self._app_entities()}:
+            return web.json_response({"detail": f"no entity {key}"}, status=404)
+        body = await request.json()
+        self.commands.append(
+            (key, dict(body.get("args") or {}), request.headers.get("X-Correlation-Id"))
+        )
+        return web.json_response({"ok": True, "key": key})
 
     async def _health(self, request: web.Request) -> web.Response:
         return web.json_response({"status": "ok"})
@@ -341,6 +420,29 @@ class OpenNVRSimulator:
         out = io.BytesIO()
         img.save(out, format="JPEG", quality=80)
         return out.getvalue()
+
+    async def _zones(self, request: web.Request) -> web.Response:
+        cam = self._camera_or_404(request)
+        if isinstance(cam, web.Response):
+            return cam
+        zones = [
+            {
+                "id": cam.id * 100 + i,
+                "camera_id": cam.id,
+                "name": zone.name,
+                "polygon": [list(corner) for corner in zone.polygon],
+                "labels": list(zone.labels) if zone.labels else None,
+            }
+            for i, zone in enumerate(cam.zones, start=1)
+        ]
+        return web.json_response({"zones": zones})
+
+    def set_zones(self, camera_id: int, zones: Sequence[SimZone]) -> None:
+        """Redraw a camera's zones (as an operator would in OpenNVR)."""
+        cam = self.camera(camera_id)
+        if cam is None:
+            raise KeyError(camera_id)
+        cam.zones = list(zones)
 
     async def _describe(self, request: web.Request) -> web.Response:
         cam = self._camera_or_404(request)
@@ -709,6 +811,52 @@ class OpenNVRSimulator:
             }
         )
 
+    async def emit_tracks(
+        self, camera_id: int, tracks: Sequence[dict[str, Any]], *, task: str = "tier0"
+    ) -> dict[str, Any]:
+        """Push one frame of detector tracks as core's overlay bridge does: a ``tracks``
+        frame, boxes ``[x, y, w, h]`` in 0..1, not kept for replay (as in core)."""
+        self.tracks_seq += 1
+        w, h = DETECT_FRAME
+        payload = {
+            "schema": "opennvr.overlay.tracks.v1",
+            "seq": self.tracks_seq,
+            "wall_ts": _now().timestamp(),
+            "calibrating": False,
+            "frame": {"w": w, "h": h},
+            "tracks": list(tracks),
+        }
+        frame = {"event_type": "tracks", "camera_id": camera_id, "task": task, "payload": payload}
+        return await self._broadcast(frame, replayable=False)
+
+    async def linger(
+        self,
+        camera_id: int,
+        zone: str,
+        seconds: float,
+        track_id: int | str = 8812,
+        *,
+        label: str = "person",
+        fps: float = 4.0,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> int:
+        """A ``label`` standing in ``zone`` of a camera for ``seconds``: ``tracks`` frames
+        at ``fps`` from the first sight to ``seconds`` later. ``sleep`` paces them (a test
+        with its own clock passes one that moves it). Returns how many frames were sent."""
+        cam = self.camera(camera_id)
+        if cam is None:
+            raise KeyError(camera_id)
+        found = next((z for z in cam.zones if z.name.casefold() == zone.casefold()), None)
+        if found is None:
+            raise KeyError(f"camera {camera_id} has no zone {zone!r}")
+        track = person_track(track_id, found.centre, label=label)
+        frames = max(1, math.ceil(seconds * fps))
+        await self.emit_tracks(camera_id, [track])
+        for _ in range(frames):
+            await sleep(seconds / frames)
+            await self.emit_tracks(camera_id, [track])
+        return frames + 1
+
     async def _heartbeats(self) -> None:
         while True:
             await asyncio.sleep(self.config.heartbeat_s)
@@ -725,6 +873,22 @@ class OpenNVRSimulator:
             self.add_event(cam.id, kind)
             await self.emit_alert(cam.id, kind, severity=SEVERITIES[i % 3])
             i += 1
+
+
+def person_track(
+    track_id: int | str, centre: tuple[float, float], *, label: str = "person"
+) -> dict[str, Any]:
+    """One overlay track: a standing figure's box (``[x, y, w, h]`` in 0..1) around
+    ``centre``."""
+    w, h = 0.06, 0.2
+    x, y = centre[0] - w / 2, centre[1] - h / 2
+    return {
+        "id": track_id,
+        "label": label,
+        "score": 0.88,
+        "box": [round(x, 4), round(y, 4), w, h],
+        "stationary": False,
+    }
 
 
 async def _send(ws: web.WebSocketResponse, frame: dict[str, Any]) -> None:
