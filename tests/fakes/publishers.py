@@ -10,6 +10,8 @@ from typing import Any
 
 import nats
 from opennvr_app_sdk.alerts import Alert, AlertSource, alert_subject
+from opennvr_app_sdk.testing import tier0_event, tier0_track
+from opennvr_app_sdk.tier0 import TIER0_SUBJECT_PREFIX
 from paho.mqtt import publish as paho_publish
 
 from .brokers import Mosquitto, NatsServer
@@ -53,6 +55,27 @@ def sdk_alert(camera: str = "cam2", **changes: Any) -> tuple[str, bytes]:
         **changes,
     )
     return alert_subject(alert), json.dumps(alert.to_wire()).encode()
+
+
+def tier0_person(
+    camera: str = "cam3",
+    track_id: str = "8812",
+    centre: tuple[float, float] = (0.15, 0.5),
+    frame: tuple[int, int] = (1280, 720),
+    **track: Any,
+) -> tuple[str, bytes]:
+    """One Tier-0 frame on ``opennvr.inference.tier0.<camera>.completed``, as the detector
+    publishes it (``opennvr.tier0.v1``, pixel boxes): a standing person's box around
+    ``centre`` (fractions of the frame). ``track`` adds fields (``matched``, ``misses``)."""
+    w, h = frame
+    x, y = centre[0] * w, centre[1] * h
+    box = (x - 0.03 * w, y - 0.1 * h, x + 0.03 * w, y + 0.1 * h)
+    event = tier0_event(
+        tier0_track(track.pop("label", "person"), track_id=track_id, bbox=box, **track),
+        camera_id=camera,
+        frame=frame,
+    )
+    return f"{TIER0_SUBJECT_PREFIX}{camera}.completed", json.dumps(event).encode()
 
 
 async def mqtt_publish(

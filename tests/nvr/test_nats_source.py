@@ -26,7 +26,7 @@ from custom_components.opennvr_workflows.nvr.sources.factory import (
 )
 from custom_components.opennvr_workflows.nvr.sources.nats import NatsSettings, NatsSource
 from tests.fakes.brokers import NatsServer, free_port, running
-from tests.fakes.publishers import nats_publish, sdk_alert
+from tests.fakes.publishers import nats_publish, sdk_alert, tier0_person
 
 from .conftest import Collected, until
 
@@ -80,6 +80,28 @@ async def test_alerts_and_contracted_events_arrive(
         "1",
     )
     assert hub.stats["nats"].received == 2
+
+
+async def test_tier0_tracks_arrive_and_unreadable_ones_are_counted(
+    nats_server: NatsServer, source: NatsSource, hub: EventHub, collected: Collected
+) -> None:
+    await nats_publish(
+        nats_server,
+        [
+            ("opennvr.inference.tier0.cam3.completed", b"{not json"),
+            ("opennvr.inference.tier0.cam3.completed", b'{"tracks": {"id": 1}}'),
+            tier0_person("cam3", "t1", matched=False, misses=3),  # coasting: left out
+            tier0_person("cam3", "t2"),
+        ],
+    )
+    await until(lambda: len(collected.of("tracks")) == 1, "the frame with a person seen")
+    [event] = collected.of("tracks")
+    assert (event.type, event.camera_id, event.source) == ("tier0", "3", "nats")
+    [track] = event.payload["tracks"]
+    assert track["id"] == "t2"
+    assert track["bbox"]["x"] == pytest.approx(0.12)
+    await until(lambda: hub.stats["nats"].dropped == 2, "both unreadable frames counted")
+    assert hub.stats["nats"].dropped_by_kind == {"tracks": 2}
 
 
 async def test_broker_restart_mid_stream(
