@@ -19,8 +19,7 @@ from homeassistant.core import HomeAssistant, callback
 from homeassistant.util.ssl import get_default_context
 from pyopennvr import OpenNVRClient, OpenNVRError
 
-from ..ai import make_llm_client
-from ..ai.tool_policy import ASK_TOOLS, READ_TOOLS
+from ..ai import IMPLEMENTED_TOOLS, make_llm_client
 from ..const import DOMAIN, WORKFLOW_FOLDER
 from ..engine import Engine, EngineUpdate, NvrEvent
 from ..nvr.hub import EventHub
@@ -37,7 +36,7 @@ from .skills import site_skills
 _LOGGER = logging.getLogger(__name__)
 
 #: The AI tools this host implements; a workflow naming another is refused at import.
-HOST_TOOLS: Final = frozenset((*READ_TOOLS, *ASK_TOOLS))
+HOST_TOOLS: Final = frozenset(IMPLEMENTED_TOOLS)
 #: Problems that say "not on this site yet" rather than "this file is wrong".
 SITE_CODES: Final = frozenset({"WF-CAMERA-ROLE-UNMAPPED", "WF-SKILL-MISSING", "WF-TOOL-NOT-HERE"})
 #: How long Home Assistant's stop (or an unload) lets runs reach a waiting point.
