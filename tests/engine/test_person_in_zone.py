@@ -84,9 +84,12 @@ def test_the_crossed_threshold_decides_which_trigger_fires() -> None:
     assert ids(lingered(31.0)) == ["five", "thirty"]
     # A dwell short of the trigger never fits, whatever threshold it names.
     assert ids(lingered(4.0, threshold=5.0)) == []
+    index.put("alerts", m.AlertTrigger())
+    assert index.dwell_thresholds() == {5.0, 30.0}
     index.remove("five")
     assert ids(lingered(31.0)) == ["thirty"]
-    assert len(index) == 1
+    assert index.dwell_thresholds() == {30.0}
+    assert len(index) == 2
 
 
 async def test_one_run_per_track(make_engine: EngineFactory) -> None:

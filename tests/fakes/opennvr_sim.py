@@ -815,7 +815,8 @@ class OpenNVRSimulator:
         self, camera_id: int, tracks: Sequence[dict[str, Any]], *, task: str = "tier0"
     ) -> dict[str, Any]:
         """Push one frame of detector tracks as core's overlay bridge does: a ``tracks``
-        frame, boxes ``[x, y, w, h]`` in 0..1, not kept for replay (as in core)."""
+        frame, boxes ``[x, y, w, h]`` in 0..1, not kept for replay (as in core), and only
+        to a token with ``live.view`` (core's ``TOKEN_EVENT_SCOPES``)."""
         self.tracks_seq += 1
         w, h = DETECT_FRAME
         payload = {
@@ -827,6 +828,8 @@ class OpenNVRSimulator:
             "tracks": list(tracks),
         }
         frame = {"event_type": "tracks", "camera_id": camera_id, "task": task, "payload": payload}
+        if "live.view" not in self.config.scopes:
+            return frame
         return await self._broadcast(frame, replayable=False)
 
     async def linger(

@@ -144,6 +144,16 @@ class TriggerIndex:
             else:
                 self._by_key.pop(key, None)
 
+    def dwell_thresholds(self) -> frozenset[float]:
+        """The ``min_seconds`` of the person-in-zone triggers filed: the dwell times the
+        presence tracker must report for these workflows to start."""
+        return frozenset(
+            c.trigger.min_s
+            for filed in self._by_key.values()
+            for c in filed
+            if isinstance(c.trigger, model.PersonInZoneTrigger)
+        )
+
     def candidates(self, event: NvrEvent) -> tuple[Candidate, ...]:
         """The workflows whose key the event hits (before the residual check)."""
         by_key = self._by_key
