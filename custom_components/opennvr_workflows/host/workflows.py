@@ -23,7 +23,9 @@ from ..ai import IMPLEMENTED_TOOLS, make_llm_client
 from ..const import DOMAIN, WORKFLOW_FOLDER
 from ..engine import Engine, EngineUpdate, NvrEvent
 from ..nvr.hub import EventHub
+from ..nvr.presence_ha import async_start_presence
 from ..workflow import Problem, Report, SiteProfile, Workflow, validate_text
+from ..workflow.model import PersonInZoneTrigger
 from . import files as folder_io
 from . import issues
 from .ai_port import Evidence, HaAiPort
@@ -132,6 +134,11 @@ class WorkflowHost:
         await self.engine.start()
         self._unsubscribe.append(self.hub.subscribe(self.submit))
         self._unsubscribe.append(self.engine.subscribe(self._on_update))
+        # Person-in-zone triggers: the detector's tracks and the site's zones become
+        # events, only while a runnable workflow waits for them.
+        self._unsubscribe.append(
+            await async_start_presence(self.hass, self.client, self.hub, self.dwell_thresholds)
+        )
         self._sync_attention_issues()
         await self.model_watch.async_start()
 
@@ -248,6 +255,17 @@ class WorkflowHost:
         self.engine.submit(replace(event, camera_role=roles[0]))
         for role in roles[1:]:
             self.engine.submit_for_role(replace(event, camera_role=role))
+
+    def dwell_thresholds(self) -> frozenset[float]:
+        """The ``min_seconds`` of the person-in-zone triggers of workflows in Test or On."""
+        runnable = {s.workflow_id for s in self.engine.workflows() if s.state in ("test", "on")}
+        return frozenset(
+            f.workflow.when.min_s
+            for w, f in self.files.items()
+            if w in runnable
+            and f.workflow is not None
+            and isinstance(f.workflow.when, PersonInZoneTrigger)
+        )
 
     def subscribe(self, listener: Callable[[], None]) -> Callable[[], None]:
         """Call ``listener`` when the set of workflows, a state or a run changes."""
