@@ -232,3 +232,19 @@ def test_settings_are_checked() -> None:
         PresenceTracker(absence_s=0)
     with pytest.raises(ValueError):
         PresenceTracker(max_tracks=0)
+
+
+def test_tracks_events_from_elsewhere_that_make_no_sense_are_ignored(
+    tracker: PresenceTracker, clock: Clock
+) -> None:
+    def odd(payload: dict[str, Any]) -> NvrEvent:
+        return NvrEvent(kind="tracks", source="nats", time=NOW, camera_id="4", payload=payload)
+
+    assert tracker.observe(odd({"tracks": "junk"})) == []
+    out: list[NvrEvent] = []
+    for _ in range(6):
+        out += tracker.observe(
+            odd({"tracks": ["junk", 7, {"id": 5, "label": "person", "bbox": LEFT}]})
+        )
+        clock.now += 1
+    assert {(e.track_id, e.payload["threshold"]) for e in out} == {("5", 5.0)}

@@ -167,8 +167,13 @@ class PresenceTracker:
         self.expire(now)
         size, shapes = self._shapes_for(camera, event.payload.get("frame"))
         whole_view = not self._areas[camera]
+        tracks = event.payload.get("tracks")
+        if not isinstance(tracks, list):
+            return []
         out: list[NvrEvent] = []
-        for raw in event.payload.get("tracks", ()):
+        for raw in tracks:
+            if not isinstance(raw, dict):
+                continue
             label = str(raw.get("label", "")).casefold()
             bbox = raw.get("bbox")
             if label not in self._labels or not isinstance(bbox, dict):
@@ -179,7 +184,7 @@ class PresenceTracker:
                 for area, shape in shapes
                 if area.counts(label) and shape.contains(point)
             }
-            track_id = raw.get("id")
+            track_id = str(raw["id"]) if raw.get("id") not in (None, "") else None
             track = self._seen((camera, event.type, track_id or label), now)
             seen = _Seen(event, camera, track_id, label, now)
             for key, name in inside.items():
