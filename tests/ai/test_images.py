@@ -47,3 +47,32 @@ def test_what_is_not_a_picture_is_an_image_error(data: bytes) -> None:
 def test_the_working_size_must_be_sensible() -> None:
     with pytest.raises(ValueError, match="max_side"):
         prepare_image(jpeg((64, 64)), 8)
+
+
+@pytest.mark.parametrize(
+    ("source", "decoded"), [((1920, 1080), (960, 540)), ((3840, 2160), (960, 540))]
+)
+def test_the_decoder_scales_a_wide_frame_down_itself(
+    monkeypatch: pytest.MonkeyPatch, source: tuple[int, int], decoded: tuple[int, int]
+) -> None:
+    """JPEG draft mode is asked for the target's shape, so libjpeg decodes a 16:9 frame at
+    a reduced scale (the largest that still covers 768x432) instead of at full size."""
+    sizes: list[tuple[int, int]] = []
+    real_resize = Image.Image.resize
+
+    def resize(
+        self: Image.Image, size: tuple[int, int], *args: object, **kwargs: object
+    ) -> Image.Image:
+        sizes.append(self.size)
+        return real_resize(self, size, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Image.Image, "resize", resize)
+    assert size_of(prepare_image(jpeg(source), 768)) == (768, 432)
+    assert sizes == [decoded]
+
+
+async def test_preparing_off_the_loop_gives_the_same_picture() -> None:
+    from custom_components.opennvr_workflows.ai.images import prepare_image_off_loop
+
+    frame = jpeg((1920, 1080))
+    assert await prepare_image_off_loop(frame, 768) == prepare_image(frame, 768)

@@ -9,6 +9,7 @@ is only re-encoded, never enlarged.
 
 from __future__ import annotations
 
+import asyncio
 import io
 
 from PIL import Image, ImageOps, UnidentifiedImageError
@@ -37,7 +38,10 @@ def prepare_image(data: bytes, max_side: int = DEFAULT_IMAGE_SIZE) -> bytes:
                 raise ImageError(f"picture too large to decode ({img.width}x{img.height})")
             if img.format == "JPEG":
                 # Lets libjpeg decode at 1/2, 1/4 or 1/8 scale, still >= the target size.
-                img.draft("RGB", (max_side, max_side))
+                # The request keeps the picture's shape: asking for a square would keep a
+                # 16:9 frame's short side above the target and the decoder at full size.
+                fit = min(1.0, max_side / max(img.width, img.height))
+                img.draft("RGB", (max(1, int(img.width * fit)), max(1, int(img.height * fit))))
             oriented = ImageOps.exif_transpose(img)
             rgb = oriented.convert("RGB")
     except ImageError:
@@ -51,3 +55,10 @@ def prepare_image(data: bytes, max_side: int = DEFAULT_IMAGE_SIZE) -> bytes:
     out = io.BytesIO()
     rgb.save(out, format="JPEG", quality=JPEG_QUALITY, optimize=True)
     return out.getvalue()
+
+
+async def prepare_image_off_loop(data: bytes, max_side: int = DEFAULT_IMAGE_SIZE) -> bytes:
+    """:func:`prepare_image` in a worker thread: decoding and resizing a camera frame takes
+    milliseconds of CPU (Pillow releases the GIL meanwhile), which must not stall the event
+    loop the rest of the host runs on."""
+    return await asyncio.to_thread(prepare_image, data, max_side)

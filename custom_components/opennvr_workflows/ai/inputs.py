@@ -17,7 +17,7 @@ from typing import Any, cast
 from opennvr_app_sdk.agent import TraceRow
 
 from .context import DEFAULT_FRAMES, AIStepContext
-from .images import ImageError, prepare_image
+from .images import ImageError, prepare_image_off_loop
 from .ports import NvrReadError
 
 MAX_FRAMES = 8
@@ -54,7 +54,7 @@ async def gather_pictures(
                 raise NvrReadError("the step has no camera: the trigger named none")
             async with timer:
                 raw = await ctx.nvr.snapshot(camera)
-            jpeg = prepare_image(raw, ctx.image_size)
+            jpeg = await prepare_image_off_loop(raw, ctx.image_size)
         except TimeoutError as err:
             if not timer.expired():  # the port's own timeout, not the step's
                 out.rows.append(_row(name, camera, i, "failed", repr(err), started, ctx, t0))

@@ -22,7 +22,7 @@ from typing import Any
 
 from opennvr_app_sdk.agent import LLMClient, LLMError, Tool, ToolResult, build_tool_definitions
 
-from .images import DEFAULT_IMAGE_SIZE, ImageError, prepare_image
+from .images import DEFAULT_IMAGE_SIZE, ImageError, prepare_image_off_loop
 from .ports import (
     LiveDetections,
     NvrReadError,
@@ -212,7 +212,7 @@ def _handlers(host: ToolHost) -> dict[str, Handler]:
         return str(value)
 
     async def picture(camera: str) -> bytes:
-        return prepare_image(await nvr.snapshot(camera), host.image_size)
+        return await prepare_image_off_loop(await nvr.snapshot(camera), host.image_size)
 
     async def camera_snapshot(args: dict[str, Any]) -> ToolResult:
         lines = []
@@ -298,7 +298,7 @@ def _handlers(host: ToolHost) -> dict[str, Handler]:
 
     async def describe_event(args: dict[str, Any]) -> ToolResult:
         event_id = int(args["event_id"])
-        jpeg = prepare_image(await nvr.event_image(event_id), host.image_size)
+        jpeg = await prepare_image_off_loop(await nvr.event_image(event_id), host.image_size)
         text = await describe_picture(host.llm, jpeg, args.get("question"))
         return ToolResult(f"[#{event_id}] {text}")
 
