@@ -1,0 +1,201 @@
+"""Is the configured model usable? A light periodic check behind the "model unreachable" repair.
+
+An AI step that finds the model down answers ``unsure`` (reason ``llm_down``) and the run
+goes on, which is right for the run but tells the homeowner nothing. So while AI is
+enabled in the options, this watch asks Ollama for its model list (one small request, with
+Home Assistant's shared SSL context, so no certificates load on the event loop) every few
+minutes, and at once when a step reports ``llm_down``. When the server does not answer, or
+answers without a configured model, the repair issue is raised; the first answer with the
+models clears it. With AI off nothing is checked and no issue stays up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, Final
+
+from homeassistant.core import HomeAssistant, callback
+from homeassistant.helpers.event import async_track_time_interval
+from homeassistant.util import dt as dt_util
+from homeassistant.util.ssl import get_default_context
+
+from ..ai import list_models
+from ..engine import AiContext, AiResult, AiSuspended
+from ..engine.ports import AiPort
+from . import issues
+from .settings import HostSettings
+
+_LOGGER = logging.getLogger(__name__)
+
+CHECK_INTERVAL: Final = timedelta(minutes=5)
+CHECK_TIMEOUT_S: Final = 10.0
+#: A burst of steps reporting ``llm_down`` causes one check, not one each.
+MIN_GAP_S: Final = 30.0
+
+
+@dataclass(frozen=True, slots=True)
+class ModelHealth:
+    """What the last check found. ``reachable`` is None before the first check and while
+    AI is off; ``missing`` names configured models the server has not pulled."""
+
+    reachable: bool | None = None
+    models: tuple[str, ...] = ()
+    missing: tuple[str, ...] = ()
+    checked_at: datetime | None = None
+    detail: str = ""
+
+    @property
+    def usable(self) -> bool | None:
+        """Answers and has every configured model (None: not known)."""
+        if self.reachable is None:
+            return None
+        return self.reachable and not self.missing
+
+
+class ModelWatch:
+    """Checks one entry's Ollama and keeps its repair issue true."""
+
+    def __init__(
+        self,
+        hass: HomeAssistant,
+        entry_id: str,
+        settings: Callable[[], HostSettings],
+        *,
+        interval: timedelta = CHECK_INTERVAL,
+    ) -> None:
+        self._hass = hass
+        self._entry_id = entry_id
+        self._settings = settings
+        self._interval = interval
+        self.health = ModelHealth()
+        self._task: asyncio.Task[ModelHealth] | None = None
+        self._unsub_timer: Callable[[], None] | None = None
+        self._last_check = -MIN_GAP_S
+
+    def observe(self, port: AiPort) -> AiPort:
+        """``port`` as the engine should use it: every ``llm_down`` it answers asks for a
+        check now."""
+        return _ObservedAiPort(port, self._on_result)
+
+    async def async_start(self) -> None:
+        """Check now (in the background: setup does not wait on a slow server), then on
+        every interval."""
+        self._unsub_timer = async_track_time_interval(
+            self._hass,
+            self._tick,
+            self._interval,
+            name=f"opennvr_workflows model check {self._entry_id}",
+            cancel_on_shutdown=True,
+        )
+        self.check_soon()
+
+    async def async_stop(self) -> None:
+        if self._unsub_timer is not None:
+            self._unsub_timer()
+            self._unsub_timer = None
+        task, self._task = self._task, None
+        if task is not None and not task.done():
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+    async def async_settled(self) -> ModelHealth:
+        """The health once the check in flight (if any) has ended."""
+        if self._task is not None:
+            await asyncio.gather(self._task, return_exceptions=True)
+        return self.health
+
+    @callback
+    def check_soon(self) -> None:
+        """Start a check unless one is running or one ended a moment ago."""
+        if self._task is not None and not self._task.done():
+            return
+        if time.monotonic() - self._last_check < MIN_GAP_S:
+            return
+        self._task = self._hass.async_create_background_task(
+            self.async_check(), f"opennvr_workflows model check {self._entry_id}"
+        )
+
+    async def async_check(self) -> ModelHealth:
+        """Ask the server for its models; raise or clear the repair issue."""
+        settings = self._settings()
+        issue_id = issues.model_down_id(self._entry_id)
+        if not settings.ai_enabled:
+            self.health = ModelHealth()
+            issues.clear(self._hass, issue_id)
+            return self.health
+        url = settings.ollama_url
+        models = await list_models(
+            url, timeout_seconds=CHECK_TIMEOUT_S, ssl_context=get_default_context()
+        )
+        self._last_check = time.monotonic()
+        was = self.health.usable
+        now = dt_util.utcnow()
+        if models is None:
+            detail = "it does not answer a request for its model list"
+            self.health = ModelHealth(False, checked_at=now, detail=detail)
+        else:
+            missing = tuple(
+                m
+                for m in (settings.vision_model, settings.text_model)
+                if m and not _pulled(m, models)
+            )
+            detail = (
+                f"it has not pulled {', '.join(missing)} (run 'ollama pull' on that server)"
+                if missing
+                else ""
+            )
+            self.health = ModelHealth(True, models, missing, now, detail)
+        if self.health.usable:
+            issues.clear(self._hass, issue_id)
+            if was is False:
+                _LOGGER.info("The AI model at %s answers again", url)
+        else:
+            issues.raise_model_down(self._hass, self._entry_id, url, detail)
+            if was is not False:
+                _LOGGER.warning(
+                    "The AI model at %s cannot be used: %s; AI steps answer unsure until then",
+                    url,
+                    detail,
+                )
+        return self.health
+
+    @callback
+    def _tick(self, _now: datetime) -> None:
+        if self._settings().ai_enabled:
+            self._last_check = -MIN_GAP_S
+            self.check_soon()
+
+    def _on_result(self, out: AiResult | AiSuspended) -> None:
+        down = isinstance(out, AiResult) and out.unsure_reason == "llm_down"
+        if down and self._settings().ai_enabled:
+            self.check_soon()
+
+
+class _ObservedAiPort:
+    """An AI port that hands every answer to ``on_result`` before the engine sees it."""
+
+    def __init__(self, inner: AiPort, on_result: Callable[[AiResult | AiSuspended], None]):
+        self._inner = inner
+        self._on_result = on_result
+
+    async def run(self, step: Any, ctx: AiContext) -> AiResult | AiSuspended:
+        out = await self._inner.run(step, ctx)
+        self._on_result(out)
+        return out
+
+    async def resume(
+        self, step: Any, state: Mapping[str, Any], answer: str, ctx: AiContext
+    ) -> AiResult | AiSuspended:
+        out = await self._inner.resume(step, state, answer, ctx)
+        self._on_result(out)
+        return out
+
+
+def _pulled(model: str, models: tuple[str, ...]) -> bool:
+    """``llava`` means ``llava:latest``, as Ollama reads it."""
+    return model in models or (":" not in model and f"{model}:latest" in models)
