@@ -24,6 +24,7 @@ from .host.setup import async_setup_workflows
 from .nvr.bridge import async_bridge_hub
 from .nvr.coordinator import CameraCoordinator
 from .nvr.hub import EventHub
+from .nvr.observed import derives_observed, link_observed
 from .nvr.sources.factory import build_sources
 from .nvr_client import SiteCheckError, async_check_site
 from .runtime import OpenNVRConfigEntry, OpenNVRRuntime
@@ -101,6 +102,10 @@ async def async_setup_entry(hass: HomeAssistant, entry: OpenNVRConfigEntry) -> b
     runtime.sources = build_sources(
         hass, runtime.settings, site.client, hub, on_auth_failed=_token_refused
     )
+    if derives_observed(source.name for source in runtime.sources):
+        # The websocket alone: its detector tracks stand in for the contracted
+        # detection.observed.v1 events that NATS and MQTT carry.
+        entry.async_on_unload(link_observed(hub))
     # The engine starts before the platforms (its workflows have entities) and before the
     # sources (no event is offered to an engine that is not listening yet).
     await async_setup_workflows(hass, entry)

@@ -147,6 +147,14 @@ class SimConfig:
         default_factory=lambda: {"gate_controller": ("open", "close")}
     )
     snapshot_size: tuple[int, int] = (640, 360)
+    #: The demo site's own life (on in the command line's demo, off in tests unless
+    #: asked): every ``activity_every_s`` seconds, by turns, a parcel lies at the front
+    #: door for ``parcel_s`` seconds, or a person lingers at the back garden's fence line
+    #: for ``linger_s`` seconds; each is also stored in ``/events`` with its label.
+    activity: bool = False
+    activity_every_s: float = 40.0
+    parcel_s: float = 30.0
+    linger_s: float = 20.0
 
 
 def _now() -> datetime:
@@ -175,6 +183,8 @@ class OpenNVRSimulator:
         #: (entity key, args, correlation id) of every app action command.
         self.commands: list[tuple[str, dict[str, Any], str | None]] = []
         self.tracks_seq = 0
+        #: The demo's next track id (fresh per scene, as a detector's tracker numbers them).
+        self.next_track_id = 9001
         self._frames: deque[dict[str, Any]] = deque(maxlen=REPLAY_WINDOW)
         self._tickets: set[str] = set()
         self._media: dict[str, bytes] = {}
@@ -244,6 +254,8 @@ class OpenNVRSimulator:
         self.port = server.sockets[0].getsockname()[1]
         if self.config.alert_rate > 0:
             self._tasks.append(asyncio.create_task(self._scripted_alerts()))
+        if self.config.activity:
+            self._tasks.append(asyncio.create_task(self._scripted_activity()))
         self._tasks.append(asyncio.create_task(self._heartbeats()))
 
     async def stop(self) -> None:
@@ -521,7 +533,13 @@ class OpenNVRSimulator:
     # ── events, alerts, media, search ───────────────────────────────────
 
     def add_event(
-        self, camera_id: int, label: str, *, plate: str | None = None, score: float = 0.9
+        self,
+        camera_id: int,
+        label: str,
+        *,
+        plate: str | None = None,
+        score: float = 0.9,
+        track_id: int | None = None,
     ) -> dict[str, Any]:
         event_id = len(self.events) + 1
         at = _now()
@@ -532,7 +550,7 @@ class OpenNVRSimulator:
             "event_type": "track",
             "label": label,
             "score": score,
-            "track_id": 8800 + event_id,
+            "track_id": track_id if track_id is not None else 8800 + event_id,
             "started_at": _iso(at),
             "ended_at": _iso(at + timedelta(seconds=6)),
             "plate_text": plate,
@@ -853,12 +871,60 @@ class OpenNVRSimulator:
         if found is None:
             raise KeyError(f"camera {camera_id} has no zone {zone!r}")
         track = person_track(track_id, found.centre, label=label)
+        return await self.hold(camera_id, track, seconds, fps=fps, sleep=sleep)
+
+    async def hold(
+        self,
+        camera_id: int,
+        track: dict[str, Any],
+        seconds: float,
+        *,
+        fps: float = 4.0,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> int:
+        """One track in view of a camera for ``seconds``: ``tracks`` frames at ``fps`` from
+        the first sight to ``seconds`` later. Returns how many frames were sent."""
         frames = max(1, math.ceil(seconds * fps))
         await self.emit_tracks(camera_id, [track])
         for _ in range(frames):
             await sleep(seconds / frames)
             await self.emit_tracks(camera_id, [track])
         return frames + 1
+
+    def _new_track_id(self) -> int:
+        track_id = self.next_track_id
+        self.next_track_id += 1
+        return track_id
+
+    async def parcel_at_door(self, seconds: float, *, fps: float = 2.0) -> dict[str, Any] | None:
+        """A parcel left on the Front Door camera's doorstep (the first camera when none is
+        called so) for ``seconds``, stored as a ``package`` event. Returns the event."""
+        cams = [c for c in self.config.cameras if c.is_active]
+        cam = next((c for c in cams if c.name == "Front Door"), cams[0] if cams else None)
+        if cam is None:
+            return None
+        track_id = self._new_track_id()
+        event = self.add_event(cam.id, "package", score=0.81, track_id=track_id)
+        _LOGGER.info("A parcel at camera %s (%s) for %g s", cam.id, cam.name, seconds)
+        await self.hold(cam.id, parcel_track(track_id, (0.55, 0.82)), seconds, fps=fps)
+        return event
+
+    async def person_at_fence(self, seconds: float, *, fps: float = 2.0) -> dict[str, Any] | None:
+        """A person lingering in the Back Garden's "Fence line" zone (the first zone of any
+        camera when no camera has one) for ``seconds``, stored as a ``person`` event."""
+        cams = [c for c in self.config.cameras if c.is_active and c.zones]
+        place = next(
+            ((c, z) for c in cams for z in c.zones if z.name == "Fence line"),
+            (cams[0], cams[0].zones[0]) if cams else None,
+        )
+        if place is None:
+            return None
+        cam, zone = place
+        track_id = self._new_track_id()
+        event = self.add_event(cam.id, "person", score=0.88, track_id=track_id)
+        _LOGGER.info("A person in %r of camera %s for %g s", zone.name, cam.id, seconds)
+        await self.linger(cam.id, zone.name, seconds, track_id, fps=fps)
+        return event
 
     async def _heartbeats(self) -> None:
         while True:
@@ -875,6 +941,18 @@ class OpenNVRSimulator:
             kind = self.config.alert_kinds[i % len(self.config.alert_kinds)]
             self.add_event(cam.id, kind)
             await self.emit_alert(cam.id, kind, severity=SEVERITIES[i % 3])
+            i += 1
+
+    async def _scripted_activity(self) -> None:
+        """The demo's detections, by turns: a parcel at the door, a person at the fence."""
+        scenes = (
+            lambda: self.parcel_at_door(self.config.parcel_s),
+            lambda: self.person_at_fence(self.config.linger_s),
+        )
+        i = 0
+        while True:
+            await asyncio.sleep(self.config.activity_every_s)
+            await scenes[i % len(scenes)]()
             i += 1
 
 
@@ -894,6 +972,20 @@ def person_track(
     }
 
 
+def parcel_track(track_id: int | str, centre: tuple[float, float]) -> dict[str, Any]:
+    """One overlay track: a parcel's box (``[x, y, w, h]`` in 0..1) around ``centre``, lying
+    still as parcels do."""
+    w, h = 0.08, 0.07
+    x, y = centre[0] - w / 2, centre[1] - h / 2
+    return {
+        "id": track_id,
+        "label": "package",
+        "score": 0.81,
+        "box": [round(x, 4), round(y, 4), w, h],
+        "stationary": True,
+    }
+
+
 async def _send(ws: web.WebSocketResponse, frame: dict[str, Any]) -> None:
     with contextlib.suppress(ConnectionError, RuntimeError):
         await ws.send_str(json.dumps(frame))
@@ -910,7 +1002,12 @@ async def _json_body(request: web.Request) -> dict[str, Any]:
 
 
 async def _serve(args: argparse.Namespace) -> None:
-    config = SimConfig(token=args.token, alert_rate=args.alert_rate)
+    config = SimConfig(
+        token=args.token,
+        alert_rate=args.alert_rate,
+        activity=args.activity_every > 0,
+        activity_every_s=max(args.activity_every, 1.0),
+    )
     if args.cameras:
         config.cameras = [SimCamera(i + 1, f"Camera {i + 1}") for i in range(args.cameras)]
     sim = OpenNVRSimulator(config)
@@ -935,6 +1032,13 @@ def main() -> None:
     )
     parser.add_argument(
         "--alert-rate", type=float, default=0.05, help="scripted alerts per second (0 for none)"
+    )
+    parser.add_argument(
+        "--activity-every",
+        type=float,
+        default=40.0,
+        help="seconds between the demo's detections, by turns a parcel at the front door "
+        "and a person lingering at the back garden's fence (0 for none)",
     )
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO)
