@@ -74,6 +74,26 @@ def test_match_role_takes_only_workflows_naming_that_role() -> None:
     assert ids(event(camera_role=None)) == []
 
 
+def test_an_event_match_on_label_reads_a_detection_frames_track_labels() -> None:
+    """OpenNVR's detection.observed.v1 on NATS lists tracks, each with its label, and no
+    top-level label: ``match: {label: [...]}`` must still find the parcel in it."""
+    index = TriggerIndex()
+    index.put(
+        "parcel",
+        m.EventTrigger(event="detection.observed.v1", match={"label": ("package",)}),
+    )
+
+    def ids(**kwargs: object) -> list[str]:
+        e = event("event", type="detection.observed.v1", **kwargs)  # type: ignore[arg-type]
+        return [c.workflow_id for c in index.match(e)]
+
+    assert ids(labels=frozenset({"person", "package"}), payload={"tracks": []}) == ["parcel"]
+    assert ids(labels=frozenset({"person"}), payload={"tracks": []}) == []
+    assert ids(payload={"label": "package"}) == ["parcel"]
+    # A top-level label decides when there is one.
+    assert ids(labels=frozenset({"package"}), payload={"label": "person"}) == []
+
+
 def test_render_keeps_unknown_placeholders() -> None:
     assert render("{camera}: {who}", {"camera": "yard"}) == "yard: {who}"
     assert render_json({"a": ["{x}", 1]}, {"x": "y"}) == {"a": ["y", 1]}

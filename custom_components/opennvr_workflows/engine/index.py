@@ -75,6 +75,12 @@ def residual_match(candidate: Candidate, event: NvrEvent) -> bool:
         case model.EventTrigger(match=wanted):
             for name, allowed in wanted.items():
                 value = event.payload.get(name)
+                if value is None and name == "label" and event.labels:
+                    # A detection frame lists its tracks, each with a label, rather than
+                    # one label: it matches when any of them is allowed.
+                    if not event.labels & set(allowed):
+                        return False
+                    continue
                 if value is None or str(value) not in allowed:
                     return False
             return True
