@@ -31,8 +31,10 @@ from .runtime import OpenNVRConfigEntry, OpenNVRRuntime
 
 PLATFORMS: list[Platform] = [
     Platform.BINARY_SENSOR,
+    Platform.BUTTON,
     Platform.CAMERA,
     Platform.EVENT,
+    Platform.IMAGE,
     Platform.SELECT,
     Platform.SENSOR,
 ]

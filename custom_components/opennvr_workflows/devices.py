@@ -28,10 +28,11 @@ def async_remove_stale_cameras(hass: HomeAssistant, entry: OpenNVRConfigEntry) -
     runtime = entry.runtime_data
     site_id = runtime.info.site_id
     current = {camera_device_id(site_id, cid) for cid in runtime.cameras.data}
-    site = (DOMAIN, site_id)
+    cameras = f"{site_id}_camera_"  # the form of camera_device_id
     for device in dr.async_entries_for_config_entry(registry, entry.entry_id):
-        ours = {ident for ident in device.identifiers if ident[0] == DOMAIN}
-        if not ours or site in ours or ours & current:
+        # Only camera devices: the site and the workflows have their own housekeeping.
+        ours = {i for i in device.identifiers if i[0] == DOMAIN and i[1].startswith(cameras)}
+        if not ours or ours & current:
             continue
         LOGGER.info("Camera %s was removed from OpenNVR; removing its device", device.name)
         registry.async_update_device(device.id, remove_config_entry_id=entry.entry_id)

@@ -15,6 +15,7 @@ from .nvr.sources.base import EventSource
 
 if TYPE_CHECKING:
     from .host.workflows import WorkflowHost
+    from .workflow_views import WorkflowViews
 
 
 @dataclass(slots=True)
@@ -33,6 +34,8 @@ class OpenNVRRuntime:
     site_device_id: str = ""
     #: The workflows of this entry: their files, the engine and its ports.
     workflows: WorkflowHost | None = None
+    #: What the workflows' entities read (made by the first platform, see workflow_views).
+    workflow_views: WorkflowViews | None = None
 
 
 type OpenNVRConfigEntry = ConfigEntry[OpenNVRRuntime]

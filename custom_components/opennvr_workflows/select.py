@@ -1,18 +1,32 @@
-"""The site mode (disarmed, armed home, armed away): read from and set on OpenNVR."""
+"""Selects: the site mode (disarmed, armed home, armed away), read from and set on
+OpenNVR; and each workflow's state (off, test, on), kept by the engine across restarts.
+
+A workflow the engine parked in *needs attention* shows no option (its state is unknown)
+while its problem binary sensor is on with the reason: choosing off, test or on is how a
+person says "I looked", and clears it. Turning On a workflow that moves things or reads
+face or plate data needs an admin user (see :mod:`.host.permissions`).
+"""
 
 from __future__ import annotations
 
 from homeassistant.components.select import SelectEntity
 from homeassistant.core import HomeAssistant, callback
-from homeassistant.exceptions import HomeAssistantError
+from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
 from homeassistant.helpers.dispatcher import async_dispatcher_connect
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 from pyopennvr import OpenNVRAuthError, OpenNVRError
 
 from .const import DOMAIN, SITE_MODES
+from .engine import UnknownWorkflowError
 from .entity import OpenNVRSiteEntity
+from .host.permissions import may_set_state
 from .nvr.bridge import site_signal
 from .runtime import OpenNVRConfigEntry
+from .workflow_entity import WorkflowEntity, add_workflow_entities
+from .workflow_views import WorkflowViews
+
+#: The states a person can choose for a workflow.
+WORKFLOW_STATES = ["off", "test", "on"]
 
 PARALLEL_UPDATES = 1
 
@@ -23,6 +37,9 @@ async def async_setup_entry(
     async_add_entities: AddConfigEntryEntitiesCallback,
 ) -> None:
     async_add_entities([SiteModeSelect(entry)])
+    add_workflow_entities(
+        hass, entry, async_add_entities, lambda views, wid: [WorkflowStateSelect(views, wid)]
+    )
 
 
 class SiteModeSelect(OpenNVRSiteEntity, SelectEntity):
@@ -70,3 +87,45 @@ class SiteModeSelect(OpenNVRSiteEntity, SelectEntity):
             ) from err
         runtime.site_mode = mode.mode
         self.async_write_ha_state()
+
+
+class WorkflowStateSelect(WorkflowEntity, SelectEntity):
+    """Off, test or on; the engine stores the choice (its unique id key is ``state``:
+    the effects find it by that for logbook lines of the workflow)."""
+
+    _attr_translation_key = "workflow_state"
+    _attr_options = WORKFLOW_STATES
+    update_kinds = frozenset({"workflow_state"})
+
+    def __init__(self, views: WorkflowViews, workflow_id: str) -> None:
+        super().__init__(views, workflow_id, "state")
+
+    @property
+    def current_option(self) -> str | None:
+        status = self.status
+        if status is None or status.state not in WORKFLOW_STATES:
+            return None
+        return status.state
+
+    async def async_select_option(self, option: str) -> None:
+        workflow = self.workflow
+        if workflow is None or self.status is None:
+            raise HomeAssistantError(
+                translation_domain=DOMAIN,
+                translation_key="workflow_not_loaded",
+                translation_placeholders={"workflow_id": self.workflow_id},
+            )
+        if not await may_set_state(self.hass, self._context, workflow, option):
+            raise ServiceValidationError(
+                translation_domain=DOMAIN,
+                translation_key="workflow_on_needs_admin",
+                translation_placeholders={"workflow": workflow.name},
+            )
+        try:
+            self.views.host.engine.set_workflow_state(self.workflow_id, option)
+        except UnknownWorkflowError as err:
+            raise HomeAssistantError(
+                translation_domain=DOMAIN,
+                translation_key="workflow_not_loaded",
+                translation_placeholders={"workflow_id": self.workflow_id},
+            ) from err

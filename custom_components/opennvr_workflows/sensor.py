@@ -1,25 +1,49 @@
-"""Diagnostic counters per event source: events received and payloads dropped.
+"""Sensors: diagnostic counters per event source, and each workflow's last outcome, runs
+today and accuracy.
 
 A dropped payload (malformed, unknown shape) is logged once per kind and counted here, so a
 change in what OpenNVR or a broker sends shows up on the dashboard instead of silently.
+
+A workflow's sensors read the engine once when they are added and then follow its
+updates: runs today counts ``run_started`` updates (reset at local midnight), the last
+outcome reads the one run that just ended, accuracy is the engine's marked record.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import date
 from typing import Any
 
 from homeassistant.components.sensor import SensorEntity, SensorStateClass
-from homeassistant.const import EntityCategory
+from homeassistant.const import PERCENTAGE, EntityCategory
 from homeassistant.core import HomeAssistant, callback
 from homeassistant.helpers.dispatcher import async_dispatcher_connect
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
+from homeassistant.util import dt as dt_util
 
+from .engine import EngineError, EngineUpdate
 from .entity import OpenNVRSiteEntity
+from .host.run_summary import (
+    ENDED,
+    RunOutcome,
+    WorkflowAccuracy,
+    is_trial,
+    is_trial_update,
+    run_outcome,
+    workflow_accuracy,
+)
 from .nvr.bridge import counters_signal, site_signal
 from .nvr.hub import SourceStats
 from .runtime import OpenNVRConfigEntry
+from .workflow_entity import WorkflowEntity, add_workflow_entities
+from .workflow_views import NEW_DAY, WorkflowViews
+
+_LOGGER = logging.getLogger(__name__)
+#: How many of a workflow's latest runs are read at start to find the last one that ended.
+LATEST_RUNS = 10
 
 PARALLEL_UPDATES = 0
 
@@ -45,6 +69,16 @@ async def async_setup_entry(
         SourceCounter(entry, source.name, counter)
         for source in entry.runtime_data.sources
         for counter in COUNTERS
+    )
+    add_workflow_entities(
+        hass,
+        entry,
+        async_add_entities,
+        lambda views, wid: [
+            LastOutcomeSensor(views, wid),
+            RunsTodaySensor(views, wid),
+            AccuracySensor(views, wid),
+        ],
     )
 
 
@@ -95,3 +129,138 @@ class SourceCounter(OpenNVRSiteEntity, SensorEntity):
     @callback
     def _refresh(self) -> None:
         self.async_write_ha_state()
+
+
+class LastOutcomeSensor(WorkflowEntity, SensorEntity):
+    """What the workflow's last ended run decided (see :func:`.host.run_summary.run_outcome`),
+    with the reason, confidence and run id as attributes."""
+
+    _attr_translation_key = "workflow_last_outcome"
+    update_kinds = frozenset({"run_ended"})
+    per_run = True
+
+    def __init__(self, views: WorkflowViews, workflow_id: str) -> None:
+        super().__init__(views, workflow_id, "last_outcome")
+        self._outcome: RunOutcome | None = None
+        self._ended: str | None = None
+
+    async def async_added_to_hass(self) -> None:
+        await super().async_added_to_hass()
+        try:
+            runs = await self.views.host.engine.runs(self.workflow_id, LATEST_RUNS)
+        except (EngineError, RuntimeError) as err:
+            _LOGGER.debug("Runs of %s not readable: %s", self.workflow_id, err)
+            return
+        ended = next((r for r in runs if r.get("status") in ENDED and not is_trial(r)), None)
+        if ended is not None and self._ended is None:
+            self._ended = str(ended["id"])
+            await self.async_refresh()
+
+    @callback
+    def handle(self, update: EngineUpdate) -> bool:
+        if update.kind == "run_ended":
+            if not update.run_id or is_trial_update(update.detail):
+                return False
+            self._ended = update.run_id
+        return True
+
+    async def async_refresh(self) -> None:
+        """Read the run that ended last (only it: a burst of runs costs one read)."""
+        run_id = self._ended
+        if run_id is None or (self._outcome is not None and self._outcome.run_id == run_id):
+            return
+        try:
+            detail = await self.views.host.engine.run_detail(run_id)
+        except (EngineError, RuntimeError) as err:
+            _LOGGER.debug("Run %s of %s not readable: %s", run_id, self.workflow_id, err)
+            return
+        self._outcome = run_outcome(detail)
+
+    @property
+    def native_value(self) -> str | None:
+        return self._outcome.outcome if self._outcome else None
+
+    @property
+    def extra_state_attributes(self) -> dict[str, Any] | None:
+        return self._outcome.attributes() if self._outcome else None
+
+
+class RunsTodaySensor(WorkflowEntity, SensorEntity):
+    """Runs the workflow started since local midnight (Test runs included, try_workflow's
+    trials not): counted once from the database when added, then from the engine's
+    ``run_started`` updates."""
+
+    _attr_translation_key = "workflow_runs_today"
+    _attr_state_class = SensorStateClass.TOTAL_INCREASING
+    update_kinds = frozenset({"run_started", NEW_DAY})
+    per_run = True
+
+    def __init__(self, views: WorkflowViews, workflow_id: str) -> None:
+        super().__init__(views, workflow_id, "runs_today")
+        self._day: date = dt_util.now().date()
+        self._count = 0
+
+    async def async_added_to_hass(self) -> None:
+        await super().async_added_to_hass()
+        # Queued now, behind every run already started; later runs arrive as updates.
+        self._day, self._count = dt_util.now().date(), 0
+        since = dt_util.start_of_local_day().timestamp()
+        try:
+            counted = await self.views.host.engine.count_runs(self.workflow_id, since)
+        except (EngineError, RuntimeError) as err:
+            _LOGGER.debug("Runs of %s not countable: %s", self.workflow_id, err)
+            return
+        self._count += counted
+
+    @callback
+    def handle(self, update: EngineUpdate) -> bool:
+        today = dt_util.now().date()
+        if today != self._day:
+            self._day, self._count = today, 0
+        if update.kind == "run_started":
+            if is_trial_update(update.detail):
+                return False
+            self._count += 1
+        return True
+
+    @property
+    def native_value(self) -> int:
+        return self._count if self._day == dt_util.now().date() else 0
+
+
+class AccuracySensor(WorkflowEntity, SensorEntity):
+    """The lower bound of the 95 % Wilson interval of the workflow's weakest AI step, in
+    percent, from people's marks; unknown until a run is marked."""
+
+    _attr_translation_key = "workflow_accuracy"
+    _attr_native_unit_of_measurement = PERCENTAGE
+    _attr_state_class = SensorStateClass.MEASUREMENT
+    _attr_suggested_display_precision = 0
+    update_kinds = frozenset({"run_marked"})
+
+    def __init__(self, views: WorkflowViews, workflow_id: str) -> None:
+        super().__init__(views, workflow_id, "accuracy")
+
+    @property
+    def _accuracy(self) -> WorkflowAccuracy | None:
+        workflow = self.workflow
+        if workflow is None:
+            return None
+        return workflow_accuracy(workflow, self.views.host.engine.accuracy(self.workflow_id))
+
+    @property
+    def native_value(self) -> float | None:
+        accuracy = self._accuracy
+        return round(accuracy.lower_bound * 100, 1) if accuracy else None
+
+    @property
+    def extra_state_attributes(self) -> dict[str, Any]:
+        accuracy = self._accuracy
+        if accuracy is None:
+            return {"marked": 0}
+        return {
+            "marked": accuracy.marked,
+            "right": accuracy.right,
+            "trusted": accuracy.trusted,
+            "step": accuracy.step,
+        }

@@ -42,7 +42,7 @@ from .firing import DueFiring
 from .limits import WorkflowLimiter
 from .marks import Marks
 from .ports import AiPort, Clock, Effects, SystemClock
-from .queries import latest_runs, run_detail
+from .queries import count_runs_since, latest_runs, run_detail
 from .records import ActiveRun, ApprovalRecord, EngineStats, EngineUpdate, WorkflowStatus
 from .restore import (
     Loaded,
@@ -285,8 +285,12 @@ class Engine:
 
     async def mark_run(self, run_id: str, right: bool, user: str | None) -> dict[str, Accuracy]:
         """Mark a run right or wrong; returns the accuracy of each AI step that
-        decided in it. Marking again replaces the earlier mark."""
-        return await self._marks.mark_run(run_id, right, user)
+        decided in it. Marking again replaces the earlier mark. A ``run_marked``
+        update tells views that the workflow's accuracy changed."""
+        accuracy = await self._marks.mark_run(run_id, right, user)
+        for workflow_id in sorted({key.split("/", 1)[0] for key in accuracy}):
+            self._updates.emit(EngineUpdate("run_marked", workflow_id, run_id, {"right": right}))
+        return accuracy
 
     def accuracy_of(self, key: str | None) -> Accuracy | None:
         """The marked record of one AI step (by its key), if it has any."""
@@ -312,6 +316,14 @@ class Engine:
             lambda c: latest_runs(c, workflow_id, limit)
         )
         return result
+
+    def count_runs(self, workflow_id: str, since_ts: float) -> asyncio.Future[int]:
+        """How many runs of the workflow started at or after ``since_ts``.
+
+        The query is queued when this is called (not when it is awaited), behind every
+        run already started: together with :meth:`subscribe`, a view counts each run
+        exactly once, either here or from its ``run_started`` update."""
+        return self.store.submit(lambda c: count_runs_since(c, workflow_id, since_ts))
 
     def subscribe(self, listener: Callable[[EngineUpdate], None]) -> Callable[[], None]:
         """Call ``listener`` on every :class:`EngineUpdate`; returns an unsubscribe."""

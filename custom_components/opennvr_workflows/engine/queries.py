@@ -1,4 +1,5 @@
-"""Read-only queries for a host's views: a run in full, a workflow's latest runs.
+"""Read-only queries for a host's views: a run in full, a workflow's latest runs, how many
+runs a workflow started since a time.
 
 They run on the store's thread like every other statement, so they see exactly
 what has been committed and never race the writer.
@@ -50,3 +51,14 @@ def latest_runs(conn: sqlite3.Connection, workflow_id: str, limit: int) -> list[
     finally:
         conn.row_factory = None
     return [dict(r) for r in rows]
+
+
+def count_runs_since(conn: sqlite3.Connection, workflow_id: str, since: float) -> int:
+    """How many runs of the workflow started at or after ``since`` (a timestamp); trials
+    (the try_workflow action's replays) are not runs of the workflow."""
+    row = conn.execute(
+        "SELECT COUNT(*) FROM workflow_runs WHERE workflow_id=? AND started_at>=? "
+        "AND limit_key NOT LIKE 'trial:%'",
+        (workflow_id, since),
+    ).fetchone()
+    return int(row[0])

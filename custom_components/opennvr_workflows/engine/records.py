@@ -104,8 +104,8 @@ class WorkflowStatus:
 @dataclass(frozen=True, slots=True)
 class EngineUpdate:
     """Something changed that a host may show: ``kind`` is run_started,
-    run_waiting, run_ended, seen_again, approval_opened, approval_closed or
-    workflow_state."""
+    run_waiting, run_ended, seen_again, approval_opened, approval_closed,
+    workflow_state or run_marked."""
 
     kind: str
     workflow_id: str
