@@ -15,10 +15,11 @@ from .errors import (
     StoreVersionError,
     UnknownApprovalError,
     UnknownRunError,
+    UnknownVersionError,
     UnknownWorkflowError,
 )
 from .events import NvrEvent
-from .limits import LimitSettings
+from .limits import Allowance, LimitSettings
 from .ports import (
     ActionRequest,
     AiBudget,
@@ -35,6 +36,7 @@ from .ports import (
     SystemClock,
 )
 from .records import ApprovalRecord, EngineStats, EngineUpdate, WorkflowStatus
+from .starting import Started, trigger_event
 from .trust import Accuracy, cap_severity, wilson_interval
 
 __all__ = [
@@ -46,6 +48,7 @@ __all__ = [
     "AiResult",
     "AiSuspended",
     "AlertRequest",
+    "Allowance",
     "ApprovalRecord",
     "ApprovalRequest",
     "Clock",
@@ -58,6 +61,7 @@ __all__ = [
     "NvrEvent",
     "ProviderUnavailable",
     "RunContext",
+    "Started",
     "StoreCorruptError",
     "StoreError",
     "StoreLockedError",
@@ -65,8 +69,10 @@ __all__ = [
     "SystemClock",
     "UnknownApprovalError",
     "UnknownRunError",
+    "UnknownVersionError",
     "UnknownWorkflowError",
     "WorkflowStatus",
     "cap_severity",
+    "trigger_event",
     "wilson_interval",
 ]

@@ -19,9 +19,12 @@ from ..workflow import model
 from .catalog import RUNNABLE, Catalog, Entry
 from .counters import Counters
 from .due import DueRows
+from .errors import UnknownWorkflowError
 from .events import NvrEvent
-from .index import Candidate
+from .index import Candidate, residual_match
+from .ports import AiBudget
 from .records import ActiveRun, EngineUpdate
+from .starting import Started
 from .updates import Updates
 
 if TYPE_CHECKING:
@@ -32,6 +35,11 @@ RUN_SQL: Final = (
     "INSERT INTO workflow_runs (id, workflow_id, version, correlation_id, chain, depth, trigger, "
     "limit_key, test, status, started_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)"
 )
+
+
+#: The limit key prefix of a trial run: no live event shares its slot, and a restart
+#: does not count it against the workflow's hourly limits.
+TRIAL_KEY: Final = "trial:"
 
 
 def workflow_of(correlation_id: str) -> str:
@@ -95,6 +103,35 @@ class Admission:
             return None
         return self.admit(entry, event)
 
+    def start_now(self, workflow_id: str, event: NvrEvent) -> Started:
+        """Start ``workflow_id`` on ``event`` by name: its state and limits apply as to
+        any event; only a message trigger's words are checked of its trigger."""
+        entry = self._catalog.entries.get(workflow_id)
+        if entry is None:
+            raise UnknownWorkflowError(f"no workflow {workflow_id!r}")
+        if entry.state not in RUNNABLE:
+            return Started((), entry.state)
+        trigger = entry.workflow.when
+        if isinstance(trigger, model.MessageTrigger) and not residual_match(
+            Candidate(workflow_id, trigger), event
+        ):
+            return Started((), "no_match")
+        key = limit_key(entry.workflow.limits.one_at_a_time, event)
+        verdict = self._catalog.limiter(workflow_id, entry.workflow).check(
+            key, len(event.chain) + 1, self.e.now_ts()
+        )
+        run_id = self.admit(entry, event)
+        if run_id is None:
+            return Started((), verdict.reason or "limit")
+        return Started((run_id,), joined=verdict.action == "join")
+
+    def start_trial(self, entry: Entry, event: NvrEvent, budget: AiBudget) -> ActiveRun:
+        """A forced Test run of ``entry`` on ``event``, whatever the workflow's state,
+        outside its limits (no cooldown, no slot, no hourly count), its AI steps paid
+        from ``budget``."""
+        key = TRIAL_KEY + limit_key(entry.workflow.limits.one_at_a_time, event)
+        return self._start_run(entry, event, key, self.e.now_ts(), trial=budget)
+
     def admit(self, entry: Entry, event: NvrEvent) -> str | None:
         """Apply the workflow's limits: start, join, or drop (counted)."""
         workflow = entry.workflow
@@ -125,7 +162,14 @@ class Admission:
         self._counters.count(entry.workflow_id, f"dropped:{reason}")
         return None
 
-    def _start_run(self, entry: Entry, event: NvrEvent, key: str, now: float) -> ActiveRun:
+    def _start_run(
+        self,
+        entry: Entry,
+        event: NvrEvent,
+        key: str,
+        now: float,
+        trial: AiBudget | None = None,
+    ) -> ActiveRun:
         run_id = uuid.uuid4().hex
         correlation_id = f"{entry.workflow_id}/{run_id}"
         run = ActiveRun(
@@ -137,10 +181,13 @@ class Admission:
             chain=(*event.chain, correlation_id),
             event=event,
             limit_key=key,
-            test=entry.state == "test",
+            test=trial is not None or entry.state == "test",
             started_at=now,
+            trial=trial is not None,
+            ai_budget=trial,
         )
-        self._catalog.limiter(entry.workflow_id).started(key, run_id, now)
+        if trial is None:
+            self._catalog.limiter(entry.workflow_id).started(key, run_id, now)
         self._runs[run_id] = run
         self.e.store.execute_nowait(
             RUN_SQL,
@@ -158,8 +205,18 @@ class Admission:
                 now,
             ),
         )
-        self.e.stats.started += 1
-        self._counters.count(entry.workflow_id, "started")
-        self._updates.emit(EngineUpdate("run_started", entry.workflow_id, run_id))
+        if trial is None:
+            self.e.stats.started += 1
+            self._counters.count(entry.workflow_id, "started")
+        else:
+            self._counters.count(entry.workflow_id, "tried")
+        self._updates.emit(
+            EngineUpdate(
+                "run_started",
+                entry.workflow_id,
+                run_id,
+                {"trial": True} if trial is not None else None,
+            )
+        )
         self._driver.spawn(run)
         return run

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Final
 from ..workflow import model
 from .asking import Asking
 from .limits import Budget
-from .ports import AiContext, AiResult, AiSuspended, ProviderUnavailable
+from .ports import AiBudget, AiContext, AiResult, AiSuspended, ProviderUnavailable
 from .recorder import StepRecorder, run_context
 from .records import SETTLED, ActiveRun
 from .steps import Decider, ProviderLost, Waiting
@@ -46,8 +46,11 @@ class AiSteps:
         if rec is not None and rec.status in SETTLED:
             ai_values(values, rec.result, step.reason_as)
             return rec.outcome or "unsure", decider
-        limiter = self.e.limiter(run.workflow_id, run.workflow)
-        budget = Budget(limiter, self.e.now_ts)
+        budget: AiBudget = (
+            run.ai_budget
+            if run.ai_budget is not None
+            else Budget(self.e.limiter(run.workflow_id, run.workflow), self.e.now_ts)
+        )
         actx = AiContext(run=run_context(run, path), inputs=dict(values), budget=budget)
         asks = 0
         out: AiResult | AiSuspended

@@ -110,15 +110,18 @@ class RunDriver:
                 "run_ended",
                 run.workflow_id,
                 run.run_id,
-                {"status": status, "outcome": outcome, "error": error},
+                {"status": status, "outcome": outcome, "error": error, "trial": run.trial},
             )
         )
 
     def _provider_lost(self, run: ActiveRun, err: ProviderLost) -> None:
-        """A provider is gone: fail the run and park its workflow version."""
+        """A provider is gone: fail the run and park its workflow version (not for a
+        trial: trying a workflow tells the person what is missing, it changes nothing)."""
         reason = f"step {err.path}: {err.reason}"
-        _LOGGER.warning("workflow %s needs attention: %s", run.workflow_id, reason)
         self._finish(run, "failed", error=f"provider lost: {reason}")
+        if run.trial:
+            return
+        _LOGGER.warning("workflow %s needs attention: %s", run.workflow_id, reason)
         entry = self._catalog.entries.get(run.workflow_id)
         if entry is not None and entry.version == run.version:
             self._catalog.change_state(entry, "needs_attention", reason)

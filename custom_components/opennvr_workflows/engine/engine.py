@@ -16,7 +16,8 @@ it for every event it sees.
 
 :class:`Engine` is the one public object; the work is done by its parts, one
 module each: :mod:`.catalog` (workflows, versions, states), :mod:`.admission`
-(matched events to runs), :mod:`.driver` (run tasks), :mod:`.runner` (a run's
+(matched events to runs, and runs started by name: :mod:`.starting`),
+:mod:`.driver` (run tasks), :mod:`.runner` (a run's
 steps), :mod:`.approvals`, :mod:`.marks`, :mod:`.due` and :mod:`.firing`
 (timed work), :mod:`.counters`, :mod:`.retention`, :mod:`.queries` and
 :mod:`.restore` (what a start reads back).
@@ -37,12 +38,13 @@ from .catalog import Catalog
 from .counters import Counters
 from .driver import RunDriver
 from .due import DueRows
+from .errors import UnknownWorkflowError
 from .events import NvrEvent
 from .firing import DueFiring
-from .limits import WorkflowLimiter
+from .limits import Allowance, WorkflowLimiter
 from .marks import Marks
-from .ports import AiPort, Clock, Effects, SystemClock
-from .queries import count_runs_since, latest_runs, run_detail
+from .ports import AiBudget, AiPort, Clock, Effects, SystemClock
+from .queries import count_runs_since, latest_runs, run_detail, version_source, workflow_versions
 from .records import ActiveRun, ApprovalRecord, EngineStats, EngineUpdate, WorkflowStatus
 from .restore import (
     Loaded,
@@ -53,9 +55,11 @@ from .restore import (
     restore_runs,
 )
 from .retention import prune_before, prune_every
+from .starting import Started, trigger_event
 from .store import Store
 from .trust import Accuracy
 from .updates import Updates
+from .versions import loads
 
 __all__ = ["DEFAULT_RETENTION_DAYS", "Engine", "workflow_of"]
 
@@ -259,6 +263,60 @@ class Engine:
         )
         return self.submit(event)
 
+    def start_now(
+        self,
+        workflow_id: str,
+        variables: Mapping[str, Any] | None = None,
+        *,
+        message: str | None = None,
+        user: str | None = None,
+        chain: tuple[str, ...] = (),
+    ) -> Started:
+        """Start a run of one named workflow now (the run_workflow action).
+
+        The event is the one its trigger would have produced, filled from
+        ``variables`` (see :func:`.starting.trigger_event`); a message workflow
+        gets ``message`` and ``user``. The workflow's state and limits apply as to
+        any event: an Off workflow does not start, a Test one runs in Test, a
+        cooldown drops the start (counted), a run going for the same camera is
+        joined. ``chain`` is the runs that led to this call, so a workflow that
+        starts itself stops at the depth limit. Raises
+        :class:`UnknownWorkflowError`."""
+        entry = self._catalog.entries.get(workflow_id)
+        if entry is None:
+            raise UnknownWorkflowError(f"no workflow {workflow_id!r}")
+        event = trigger_event(
+            workflow_id,
+            entry.workflow.when,
+            time=self.clock.now(),
+            variables=variables,
+            message=message,
+            user=user,
+            chain=chain,
+        )
+        self.stats.events += 1
+        return self._admission.start_now(workflow_id, event)
+
+    async def try_run(
+        self, workflow_id: str, event: NvrEvent, budget: AiBudget | None = None
+    ) -> str:
+        """Run one workflow on one event in Test, whatever its state and limits (the
+        try_workflow action): nothing is done, every step is recorded as it would
+        have been. The trial takes no limit slot, starts no cooldown and counts in no
+        hourly window; its AI steps draw from ``budget`` (default: a fresh allowance
+        of the workflow's ``ai_per_hour``). Returns the run id once the run has
+        ended or is waiting (a ``wait`` step), with its rows written. Raises
+        :class:`UnknownWorkflowError`."""
+        entry = self._catalog.entries.get(workflow_id)
+        if entry is None:
+            raise UnknownWorkflowError(f"no workflow {workflow_id!r}")
+        allowance = budget if budget is not None else Allowance(entry.workflow.limits.ai_per_hour)
+        run = self._admission.start_trial(entry, event, allowance)
+        if run.task is not None:
+            await asyncio.gather(run.task, return_exceptions=True)
+        await self.store.flush()
+        return run.run_id
+
     # ── running ────────────────────────────────────────────────────────
 
     async def alert_unknown(self, run: ActiveRun, path: str, kind: str) -> None:
@@ -324,6 +382,21 @@ class Engine:
         run already started: together with :meth:`subscribe`, a view counts each run
         exactly once, either here or from its ``run_started`` update."""
         return self.store.submit(lambda c: count_runs_since(c, workflow_id, since_ts))
+
+    async def versions(self, workflow_id: str) -> list[dict[str, Any]]:
+        """Every recorded version of a workflow, newest first: ``version``,
+        ``created_at`` and ``runs`` (how many runs it had)."""
+        result: list[dict[str, Any]] = await self.store.submit(
+            lambda c: workflow_versions(c, workflow_id)
+        )
+        return result
+
+    async def version_workflow(self, workflow_id: str, version: str) -> model.Workflow:
+        """The workflow as one recorded version had it (a rollback writes it back).
+        Raises :class:`UnknownVersionError`, or :class:`.versions.VersionDecodeError`
+        for a version this code cannot rebuild."""
+        source: str = await self.store.submit(lambda c: version_source(c, workflow_id, version))
+        return loads(source)
 
     def subscribe(self, listener: Callable[[EngineUpdate], None]) -> Callable[[], None]:
         """Call ``listener`` on every :class:`EngineUpdate`; returns an unsubscribe."""

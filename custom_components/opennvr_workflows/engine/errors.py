@@ -44,3 +44,7 @@ class UnknownRunError(EngineError):
 
 class UnknownWorkflowError(EngineError):
     """A state change names a workflow the engine does not have."""
+
+
+class UnknownVersionError(EngineError):
+    """A rollback names a version the engine never recorded for that workflow."""

@@ -16,7 +16,11 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import Any, Final, Literal
 
-EventSource = Literal["websocket", "nats", "mqtt", "schedule", "button", "assist", "engine"]
+#: Where an event came from; ``action`` is a person or an automation starting a run by
+#: name (the run_workflow and try_workflow actions).
+EventSource = Literal[
+    "websocket", "nats", "mqtt", "schedule", "button", "assist", "engine", "action"
+]
 
 #: Event kinds the trigger index knows. Sources may use others; they simply
 #: match no trigger (and cost one dictionary miss).

@@ -134,3 +134,26 @@ class Budget:
 
     def remaining(self) -> int:
         return self._limiter.ai_remaining(self._now())
+
+
+class Allowance:
+    """A fixed number of model calls, spent by runs outside the hourly window: a trial
+    (the try_workflow action) gets one for all its replayed events, so trying a
+    workflow never spends the live workflow's hourly allowance, yet cannot run the
+    model without bound either."""
+
+    __slots__ = ("_left",)
+
+    def __init__(self, calls: int) -> None:
+        if calls < 0:
+            raise ValueError("an allowance cannot be negative")
+        self._left = calls
+
+    def try_draw(self, calls: int = 1) -> bool:
+        if calls > self._left:
+            return False
+        self._left -= calls
+        return True
+
+    def remaining(self) -> int:
+        return self._left

@@ -1,5 +1,5 @@
 """Read-only queries for a host's views: a run in full, a workflow's latest runs, how many
-runs a workflow started since a time.
+runs a workflow started since a time, the versions recorded of a workflow.
 
 They run on the store's thread like every other statement, so they see exactly
 what has been committed and never race the writer.
@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from .errors import UnknownRunError
+from .errors import UnknownRunError, UnknownVersionError
 
 
 def run_detail(conn: sqlite3.Connection, run_id: str) -> dict[str, Any]:
@@ -62,3 +62,26 @@ def count_runs_since(conn: sqlite3.Connection, workflow_id: str, since: float) -
         (workflow_id, since),
     ).fetchone()
     return int(row[0])
+
+
+def workflow_versions(conn: sqlite3.Connection, workflow_id: str) -> list[dict[str, Any]]:
+    """Every version the engine recorded of a workflow, newest first, with how many runs
+    each had (what a rollback chooses from)."""
+    rows = conn.execute(
+        "SELECT v.version, v.created_at, (SELECT COUNT(*) FROM workflow_runs r "
+        "WHERE r.workflow_id=v.workflow_id AND r.version=v.version) "
+        "FROM workflow_versions v WHERE v.workflow_id=? ORDER BY v.created_at DESC, v.version",
+        (workflow_id,),
+    ).fetchall()
+    return [{"version": r[0], "created_at": r[1], "runs": r[2]} for r in rows]
+
+
+def version_source(conn: sqlite3.Connection, workflow_id: str, version: str) -> str:
+    """The stored JSON form of one version (see :mod:`.versions`)."""
+    row = conn.execute(
+        "SELECT source FROM workflow_versions WHERE workflow_id=? AND version=?",
+        (workflow_id, version),
+    ).fetchone()
+    if row is None:
+        raise UnknownVersionError(f"no version {version!r} of workflow {workflow_id!r}")
+    return str(row[0])

@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..workflow import model
 from .events import NvrEvent
+
+if TYPE_CHECKING:
+    from .ports import AiBudget
 
 RunStatus = Literal["running", "waiting", "done", "failed", "cancelled"]
 WorkflowState = Literal["off", "test", "on", "needs_attention"]
@@ -84,6 +87,10 @@ class ActiveRun:
     task: asyncio.Task[None] | None = None
     again: bool = False
     first_step_at: float | None = None
+    #: A trial (try_workflow): a forced Test run outside the workflow's limits, whose
+    #: AI steps draw from ``ai_budget`` instead of the hourly allowance.
+    trial: bool = False
+    ai_budget: AiBudget | None = None
 
     @property
     def depth(self) -> int:

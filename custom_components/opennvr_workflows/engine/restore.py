@@ -87,14 +87,16 @@ def load(conn: sqlite3.Connection, now: float) -> Loaded:
         ).fetchall(),
         marks=conn.execute("SELECT run_id, right, ai_steps FROM workflow_marks").fetchall(),
         versions=versions,
+        # Trials (limit key "trial:...") count against neither hourly window.
         starts=conn.execute(
             "SELECT workflow_id, limit_key, started_at FROM workflow_runs WHERE started_at > ? "
-            "ORDER BY started_at",
+            "AND limit_key NOT LIKE 'trial:%' ORDER BY started_at",
             (hour_ago,),
         ).fetchall(),
         ai_calls=conn.execute(
             "SELECT workflow_id, started_at FROM workflow_tool_calls WHERE kind='llm' "
-            "AND started_at > ?",
+            "AND started_at > ? AND run_id NOT IN (SELECT id FROM workflow_runs "
+            "WHERE limit_key LIKE 'trial:%')",
             (hour_ago,),
         ).fetchall(),
     )
@@ -192,6 +194,7 @@ def restore_runs(
             test=bool(test),
             started_at=started_at,
             status=status,
+            trial=str(key).startswith("trial:"),
             seen_again=seen_again,
             unknown_steps=unknown,
             steps=run_steps,
