@@ -20,6 +20,7 @@ from pyopennvr import OpenNVRError
 
 from .const import CONF_VERIFY_SSL, DOMAIN, LOGGER
 from .devices import async_register_site_device, async_remove_stale_cameras
+from .host.services import async_setup_services
 from .host.setup import async_setup_workflows
 from .nvr.bridge import async_bridge_hub
 from .nvr.coordinator import CameraCoordinator
@@ -43,7 +44,8 @@ _TRANSIENT = frozenset({"cannot_connect", "ssl_error"})
 
 
 async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
-    """Set up the domain (actions are registered here once they exist)."""
+    """Set up the domain: its actions, registered once for every entry."""
+    async_setup_services(hass)
     return True
 
 

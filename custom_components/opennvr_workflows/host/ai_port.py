@@ -117,11 +117,15 @@ class HaAiPort:
         camera: str | None,
         correlation_id: str | None,
         model: str,
+        cameras: Mapping[str, int] | None = None,
     ) -> tuple[AIStepContext, _CapturingPort]:
-        """An AI step's surroundings; also used by the look / investigate actions."""
+        """An AI step's surroundings; also used by the look / investigate actions, which
+        may name a camera that plays no role (``cameras``: more names for camera ids)."""
         s = self._settings
         port = _CapturingPort(
-            PyOpenNvrReadPort(self._client, s.roles, correlation_id=correlation_id)
+            PyOpenNvrReadPort(
+                self._client, {**s.roles, **(cameras or {})}, correlation_id=correlation_id
+            )
         )
         context = AIStepContext(
             llm=self.llm(model),

@@ -37,16 +37,29 @@ def short_key(key: str) -> str:
 
 
 class RunContexts:
-    """The Home Assistant context of each run (kept while the run is known)."""
+    """The Home Assistant context of each run (kept while the run is known), and back from
+    a context to the run's chain, so an action a run called (or an automation a run set
+    off) that starts a workflow carries the chain and stops at the depth limit."""
 
     def __init__(self, hass: HomeAssistant) -> None:
         self._hass = hass
         self._contexts: dict[str, Context] = {}
+        self._chains: dict[str, tuple[str, ...]] = {}
+
+    def chain_of(self, context: Context | None) -> tuple[str, ...]:
+        """The chain of the run behind ``context`` or its parent; ``()`` when none."""
+        if context is None:
+            return ()
+        for context_id in (context.id, context.parent_id):
+            if context_id is not None and (chain := self._chains.get(context_id)):
+                return chain
+        return ()
 
     def of(self, ctx: RunContext) -> Context:
         context = self._contexts.get(ctx.run_id)
         if context is None:
             context = self._contexts[ctx.run_id] = Context()
+            self._chains[context.id] = ctx.chain
             self._hass.bus.async_fire(
                 EVENT_RUN,
                 {
@@ -58,7 +71,8 @@ class RunContexts:
                 context=context,
             )
             if len(self._contexts) > 4096:
-                self._contexts.pop(next(iter(self._contexts)))
+                dropped = self._contexts.pop(next(iter(self._contexts)))
+                self._chains.pop(dropped.id, None)
         return context
 
 

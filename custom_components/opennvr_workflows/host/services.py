@@ -1,0 +1,141 @@
+"""The integration's actions: their names, data schemas and response modes, registered
+once for the domain (``async_setup``), each acting on the entry named by
+``config_entry_id`` or the only loaded one.
+
+The handlers live by topic: :mod:`.ai_actions` (look, investigate), :mod:`.run_actions`
+(run_workflow, set_workflow_state, mark_run, reload), :mod:`.file_actions` (validate,
+import, export, rollback) and :mod:`.trial` (try_workflow); each module documents its
+responses. The fields, selectors and descriptions are in ``services.yaml`` and
+``strings.json``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from functools import partial
+from typing import Any, Final
+
+import probatio as vol
+from homeassistant.const import ATTR_CONFIG_ENTRY_ID
+from homeassistant.core import HomeAssistant, ServiceCall, ServiceResponse, SupportsResponse
+from homeassistant.helpers import config_validation as cv
+
+from ..const import DOMAIN
+from . import ai_actions, file_actions, run_actions, trial
+
+Handler = Callable[[HomeAssistant, ServiceCall], Awaitable[ServiceResponse]]
+
+#: The most options and fields a decision may have (the contract caps them too).
+_OPTIONS: Final = vol.All(cv.ensure_list, [cv.string], vol.Length(min=1, max=12))
+_FIELDS: Final = vol.Schema({cv.string: vol.All(cv.ensure_list, [cv.string])})
+_BASE: Final[dict[Any, Any]] = {vol.Optional(ATTR_CONFIG_ENTRY_ID): cv.string}
+_WORKFLOW: Final[dict[Any, Any]] = {**_BASE, vol.Required("workflow"): cv.string}
+
+
+def _schema(fields: dict[Any, Any]) -> vol.Schema:
+    return vol.Schema({**_BASE, **fields})
+
+
+SERVICES: Final[dict[str, tuple[Handler, vol.Schema, SupportsResponse]]] = {
+    "look": (
+        ai_actions.async_look,
+        _schema(
+            {
+                vol.Required("camera"): cv.string,
+                vol.Required("prompt"): cv.string,
+                vol.Required("decision"): _OPTIONS,
+                vol.Optional("fields"): _FIELDS,
+                vol.Optional("frames", default=1): vol.All(vol.Coerce(int), vol.Range(1, 8)),
+                vol.Optional("model"): cv.string,
+            }
+        ),
+        SupportsResponse.ONLY,
+    ),
+    "investigate": (
+        ai_actions.async_investigate,
+        _schema(
+            {
+                vol.Required("goal"): cv.string,
+                vol.Required("tools"): vol.All(cv.ensure_list, [cv.string], vol.Length(min=1)),
+                vol.Required("decision"): _OPTIONS,
+                vol.Optional("fields"): _FIELDS,
+                vol.Optional("camera"): cv.string,
+                vol.Optional("instructions"): cv.string,
+                vol.Optional("model"): cv.string,
+            }
+        ),
+        SupportsResponse.ONLY,
+    ),
+    "run_workflow": (
+        run_actions.async_run_workflow,
+        vol.Schema(
+            {
+                **_WORKFLOW,
+                vol.Optional("variables"): vol.Schema({cv.string: object}),
+                vol.Optional("message"): cv.string,
+            }
+        ),
+        SupportsResponse.OPTIONAL,
+    ),
+    "validate_workflow": (
+        file_actions.async_validate,
+        _schema({vol.Optional("yaml"): cv.string, vol.Optional("file"): cv.string}),
+        SupportsResponse.ONLY,
+    ),
+    "import_workflow": (
+        file_actions.async_import,
+        _schema(
+            {
+                vol.Optional("yaml"): cv.string,
+                vol.Optional("template"): cv.string,
+                vol.Optional("file_name"): cv.string,
+                vol.Optional("overwrite", default=False): cv.boolean,
+                vol.Optional("dry_run", default=False): cv.boolean,
+            }
+        ),
+        SupportsResponse.OPTIONAL,
+    ),
+    "export_workflow": (file_actions.async_export, vol.Schema(_WORKFLOW), SupportsResponse.ONLY),
+    "set_workflow_state": (
+        run_actions.async_set_state,
+        vol.Schema({**_WORKFLOW, vol.Required("state"): vol.In(("off", "test", "on"))}),
+        SupportsResponse.OPTIONAL,
+    ),
+    "rollback_workflow": (
+        file_actions.async_rollback,
+        vol.Schema({**_WORKFLOW, vol.Required("version"): cv.string}),
+        SupportsResponse.OPTIONAL,
+    ),
+    "mark_run": (
+        run_actions.async_mark_run,
+        _schema({vol.Required("run_id"): cv.string, vol.Required("right"): cv.boolean}),
+        SupportsResponse.OPTIONAL,
+    ),
+    "try_workflow": (
+        trial.async_try_workflow,
+        vol.Schema(
+            {
+                **_WORKFLOW,
+                vol.Optional("count", default=trial.DEFAULT_EVENTS): vol.All(
+                    vol.Coerce(int), vol.Range(1, trial.MAX_EVENTS)
+                ),
+            }
+        ),
+        SupportsResponse.ONLY,
+    ),
+    "reload": (run_actions.async_reload, _schema({}), SupportsResponse.OPTIONAL),
+}
+
+
+def async_setup_services(hass: HomeAssistant) -> None:
+    """Register every action of the domain (once, from ``async_setup``)."""
+    for name, (handler, schema, response) in SERVICES.items():
+        hass.services.async_register(
+            DOMAIN, name, partial(_call, handler, hass), schema=schema, supports_response=response
+        )
+
+
+async def _call(handler: Handler, hass: HomeAssistant, call: ServiceCall) -> ServiceResponse:
+    """Run ``handler``; an action called without wanting its response returns none."""
+    response = await handler(hass, call)
+    return response if call.return_response else None
