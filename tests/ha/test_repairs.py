@@ -288,3 +288,16 @@ async def test_ai_off_checks_nothing_and_leaves_no_issue(
     assert tag_requests(ollama) == 0
     assert host_of(config_entry).model_watch.health.reachable is None
     assert issue(hass, issues.model_down_id(config_entry.entry_id)) is None
+
+
+async def test_a_model_address_that_cannot_be_used_is_an_issue_not_a_crash(
+    hass: HomeAssistant, config_entry: MockConfigEntry
+) -> None:
+    hass.config_entries.async_update_entry(
+        config_entry, options={**config_entry.options, CONF_OLLAMA_URL: "http://127.0.0.1:99999"}
+    )
+    assert await hass.config_entries.async_setup(config_entry.entry_id)
+    await settled(hass, config_entry)
+    found = issue(hass, issues.model_down_id(config_entry.entry_id))
+    assert found is not None
+    assert "Port out of range" in (found.translation_placeholders or {})["detail"]

@@ -129,14 +129,17 @@ class ModelWatch:
             issues.clear(self._hass, issue_id)
             return self.health
         url = settings.ollama_url
-        models = await list_models(
-            url, timeout_seconds=CHECK_TIMEOUT_S, ssl_context=get_default_context()
-        )
+        try:
+            models = await list_models(
+                url, timeout_seconds=CHECK_TIMEOUT_S, ssl_context=get_default_context()
+            )
+            detail = "it does not answer a request for its model list"
+        except ValueError as err:  # the URL itself is wrong (a port out of range)
+            models, detail = None, f"the address is not usable: {err}"
         self._last_check = time.monotonic()
         was = self.health.usable
         now = dt_util.utcnow()
         if models is None:
-            detail = "it does not answer a request for its model list"
             self.health = ModelHealth(False, checked_at=now, detail=detail)
         else:
             missing = tuple(
