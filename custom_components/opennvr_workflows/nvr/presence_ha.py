@@ -218,6 +218,8 @@ async def async_start_presence(
     when called; ``link.tracker`` is the tracker, ``link.async_refresh_zones()`` reads
     every camera's zones again now.
     """
-    link = PresenceLink(hass, client, hub, thresholds, tracker if tracker is not None else PresenceTracker())
+    link = PresenceLink(
+        hass, client, hub, thresholds, tracker if tracker is not None else PresenceTracker()
+    )
     link.start(zone_refresh)
     return link
