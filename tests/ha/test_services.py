@@ -740,6 +740,42 @@ async def test_marks_come_from_admins_and_approvers_and_return_the_accuracy(
     assert err.translation_key == "unknown_run"
 
 
+async def test_get_runs_shows_every_step_of_the_latest_runs(
+    hass: HomeAssistant, config_entry: MockConfigEntry, ollama: FakeOllama
+) -> None:
+    calls = async_mock_service(hass, "notify", PHONE)
+    host = await set_up(hass, config_entry, door=DOOR_LOOK.format(state="on"))
+    ollama.script(*[VISITOR] * 8)
+    first = (await act(hass, "run_workflow", {"workflow": "door"}))["run_ids"][0]
+    await host.engine.idle()
+    second = (await act(hass, "run_workflow", {"workflow": "door"}))["run_ids"][0]
+    await host.engine.idle()
+    assert len(calls) == 2
+
+    runs = (await act(hass, "get_runs", {"workflow": "door"}))["runs"]
+    assert [r["run_id"] for r in runs] == [second, first]
+    latest = runs[0]
+    assert latest["status"] == "done"
+    assert latest["test"] is False
+    assert latest["trigger"]["kind"] == "alert"
+    look, notify = latest["steps"]
+    assert (look["kind"], look["outcome"], look["reason"]) == (
+        "ai",
+        "visitor",
+        "a courier with a parcel",
+    )
+    assert notify["kind"] == "notify"
+    assert notify["status"] == "done"
+    assert notify["request"]["message"] == "Visitor: a courier with a parcel"
+    assert [c["kind"] for c in latest["tool_calls"]] == ["tool", "llm"]
+
+    one = await act(hass, "get_runs", {"workflow": "door", "run_id": first, "limit": 1})
+    assert [r["run_id"] for r in one["runs"]] == [first]
+    assert len((await act(hass, "get_runs", {"workflow": "door", "limit": 1}))["runs"]) == 1
+    err = await refused(hass, "get_runs", {"workflow": "door", "run_id": "nope"})
+    assert err.translation_key == "unknown_run"
+
+
 async def test_try_replays_recent_matching_events_in_test_whatever_the_state(
     hass: HomeAssistant,
     config_entry: MockConfigEntry,
@@ -776,7 +812,7 @@ async def test_try_replays_recent_matching_events_in_test_whatever_the_state(
         ("then.0", "done", "visitor"),
         ("then.0.visitor.0", "would_have", "done"),
     ]
-    assert first["trace"][1]["would_send"]["message"] == "Visitor: a courier with a parcel"
+    assert first["trace"][1]["request"]["message"] == "Visitor: a courier with a parcel"
     assert [c["name"] for c in first["tool_calls"]] == ["picture", "qwen2.5vl:3b"]
     assert len(ollama.chats) == 3
     assert notified == []

@@ -7,6 +7,9 @@ mark_run, reload. Responses:
 * ``set_workflow_state`` -> ``{workflow_id, state}``;
 * ``mark_run`` -> ``{run_id, workflow_id, right, accuracy}``, ``accuracy`` per AI step
   key: ``{right, total, ratio, lower_bound, trusted}``;
+* ``get_runs`` -> ``{workflow_id, runs: [run]}``, newest first, each run with its trigger,
+  every step (what it decided, or the request it sent or in Test would have sent) and every
+  model and tool call (see :func:`.run_view.run_view`); with ``run_id``, that run only;
 * ``reload`` -> ``{loaded, invalid}`` (the host's summary).
 """
 
@@ -17,8 +20,16 @@ from typing import Any
 from homeassistant.core import HomeAssistant, ServiceCall, ServiceResponse
 
 from ..engine import Accuracy, UnknownRunError
-from .action_support import host_of, invalid, loaded_workflow, log_change, user_name
+from .action_support import (
+    host_of,
+    invalid,
+    loaded_workflow,
+    log_change,
+    user_name,
+    workflow_file,
+)
 from .permissions import is_admin, may_set_state
+from .run_view import run_view
 
 
 async def async_run_workflow(hass: HomeAssistant, call: ServiceCall) -> ServiceResponse:
@@ -72,6 +83,23 @@ async def async_mark_run(hass: HomeAssistant, call: ServiceCall) -> ServiceRespo
         "right": right,
         "accuracy": {key: accuracy_data(acc) for key, acc in accuracy.items()},
     }
+
+
+async def async_get_runs(hass: HomeAssistant, call: ServiceCall) -> ServiceResponse:
+    """A workflow's latest runs with every step, or one run by its id."""
+    host = host_of(hass, call)
+    workflow_id = workflow_file(host, call.data["workflow"]).workflow_id
+    if run_id := call.data.get("run_id"):
+        try:
+            detail = await host.engine.run_detail(run_id)
+        except UnknownRunError as err:
+            raise invalid("unknown_run", run_id=run_id) from err
+        if detail["workflow_id"] != workflow_id:
+            raise invalid("unknown_run", run_id=run_id)
+        return {"workflow_id": workflow_id, "runs": [run_view(detail)]}
+    rows = await host.engine.runs(workflow_id, call.data["limit"])
+    runs = [run_view(await host.engine.run_detail(row["id"])) for row in rows]
+    return {"workflow_id": workflow_id, "runs": runs}
 
 
 async def async_reload(hass: HomeAssistant, call: ServiceCall) -> ServiceResponse:

@@ -3,7 +3,7 @@ once for the domain (``async_setup``), each acting on the entry named by
 ``config_entry_id`` or the only loaded one.
 
 The handlers live by topic: :mod:`.ai_actions` (look, investigate), :mod:`.run_actions`
-(run_workflow, set_workflow_state, mark_run, reload), :mod:`.file_actions` (validate,
+(run_workflow, set_workflow_state, mark_run, get_runs, reload), :mod:`.file_actions` (validate,
 import, export, rollback) and :mod:`.trial` (try_workflow); each module documents its
 responses. The fields, selectors and descriptions are in ``services.yaml`` and
 ``strings.json``.
@@ -119,6 +119,17 @@ SERVICES: Final[dict[str, tuple[Handler, vol.Schema, SupportsResponse]]] = {
                 vol.Optional("count", default=trial.DEFAULT_EVENTS): vol.All(
                     vol.Coerce(int), vol.Range(1, trial.MAX_EVENTS)
                 ),
+            }
+        ),
+        SupportsResponse.ONLY,
+    ),
+    "get_runs": (
+        run_actions.async_get_runs,
+        vol.Schema(
+            {
+                **_WORKFLOW,
+                vol.Optional("run_id"): cv.string,
+                vol.Optional("limit", default=5): vol.All(vol.Coerce(int), vol.Range(1, 50)),
             }
         ),
         SupportsResponse.ONLY,

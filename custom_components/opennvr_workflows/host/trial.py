@@ -10,7 +10,7 @@ the workflow's limits and pays its AI steps from one allowance of the workflow's
 
     {workflow_id, filters: [{camera_id, label}], events: [
         {event: {id, camera_id, camera, label, time}, run_id, status, decision, reason,
-         confidence, trace: [{path, kind, status, outcome, reason}],
+         confidence, trace: [{path, kind, status, outcome, reason, request?}],
          tool_calls: [{step_path, kind, name, status, ms, result}]}]}
 
 ``decision``, ``reason`` and ``confidence`` are the first AI step's (the run's outcome
@@ -19,7 +19,6 @@ and no reason for a workflow without one).
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 from typing import Any, Final
 
@@ -29,6 +28,7 @@ from pyopennvr import OpenNVRError
 from ..engine import Allowance, NvrEvent, trigger_event
 from ..workflow import Workflow, model
 from .action_support import failed, host_of, invalid, listed, loaded_workflow
+from .run_view import steps_view, tool_calls_view
 from .workflows import WorkflowHost
 
 MAX_EVENTS: Final = 20
@@ -142,25 +142,9 @@ def _result(row: dict[str, Any], event: NvrEvent, run: dict[str, Any]) -> dict[s
         "decision": first_ai["outcome"] if first_ai else run["outcome"],
         "reason": first_ai["reason"] if first_ai else run["error"],
         "confidence": first_ai["confidence"] if first_ai else None,
-        "trace": [
-            {k: s[k] for k in ("path", "kind", "status", "outcome", "reason")} | _inputs(s)
-            for s in steps
-        ],
-        "tool_calls": [
-            {k: c[k] for k in ("step_path", "kind", "name", "status", "ms", "result")}
-            for c in run["tool_calls"]
-        ],
+        "trace": steps_view(run),
+        "tool_calls": tool_calls_view(run),
     }
-
-
-def _inputs(step: dict[str, Any]) -> dict[str, Any]:
-    """What an action step would have sent (its request), for the trace."""
-    if step["kind"] == "ai" or not step.get("inputs"):
-        return {}
-    try:
-        return {"would_send": json.loads(step["inputs"])}
-    except ValueError:
-        return {}
 
 
 def _int(value: Any) -> int:
