@@ -98,7 +98,7 @@ async def async_get_runs(hass: HomeAssistant, call: ServiceCall) -> ServiceRespo
             raise invalid("unknown_run", run_id=run_id)
         return {"workflow_id": workflow_id, "runs": [run_view(detail)]}
     rows = await host.engine.runs(workflow_id, call.data["limit"])
-    runs = [run_view(await host.engine.run_detail(row["id"])) for row in rows]
+    runs: list[Any] = [run_view(await host.engine.run_detail(row["id"])) for row in rows]
     return {"workflow_id": workflow_id, "runs": runs}
 
 
