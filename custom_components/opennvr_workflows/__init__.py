@@ -128,5 +128,9 @@ async def async_setup_entry(hass: HomeAssistant, entry: OpenNVRConfigEntry) -> b
 
 
 async def async_unload_entry(hass: HomeAssistant, entry: OpenNVRConfigEntry) -> bool:
-    """Unload the platforms; sources stop through ``async_on_unload``."""
+    """Stop the workflows first (runs reach a waiting point and their writes are drained
+    before Home Assistant cancels the entry's background tasks), then unload the
+    platforms; sources stop through ``async_on_unload``."""
+    if (host := entry.runtime_data.workflows) is not None:
+        await host.async_stop()
     return await hass.config_entries.async_unload_platforms(entry, PLATFORMS)

@@ -169,3 +169,39 @@ async def test_a_camera_with_two_roles_starts_each_workflow_once(
     await host.engine.idle()
     started = {w: len(await host.engine.runs(w)) for w in ("door", "porch", "anywhere", "garden")}
     assert started == {"door": 1, "porch": 1, "anywhere": 1, "garden": 0}
+
+
+WAIT_THEN_LOG = """\
+contract: workflow.v1
+name: Wait an hour
+state: on
+when:
+  button: {}
+then:
+  - wait: 1h
+  - log: "an hour later"
+"""
+
+
+async def test_runs_are_the_entrys_background_tasks_and_unload_stops_them(
+    hass: HomeAssistant, config_entry: MockConfigEntry
+) -> None:
+    write_workflow(hass, "later", WAIT_THEN_LOG)
+    assert await hass.config_entries.async_setup(config_entry.entry_id)
+    await hass.async_block_till_done()
+    host = host_of(config_entry)
+    # A run's task is one of the entry's background tasks.
+    held = list(host.engine.run_now("later"))
+    assert held
+    names = {t.get_name() for t in config_entry._background_tasks}
+    assert "workflow later run" in names
+    await host.engine.idle()
+    (run,) = host.engine.active_runs()
+    assert run.status == "waiting"
+    assert await hass.config_entries.async_unload(config_entry.entry_id)
+    assert not config_entry._background_tasks
+    # The waiting run is kept and comes back with the entry.
+    assert await hass.config_entries.async_setup(config_entry.entry_id)
+    await hass.async_block_till_done()
+    (again,) = host_of(config_entry).engine.active_runs()
+    assert (again.run_id, again.status) == (run.run_id, "waiting")

@@ -8,7 +8,6 @@ wherever it showed it.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 from collections.abc import Callable, Mapping
@@ -140,7 +139,7 @@ class Approvals:
                 {"approval_id": approval.approval_id, "status": status},
             )
         )
-        asyncio.get_running_loop().create_task(self._tell_closed(approval))
+        self.e.spawn_task(self._tell_closed(approval), "workflow approval closed")
 
     async def _tell_closed(self, approval: ApprovalRecord) -> None:
         try:

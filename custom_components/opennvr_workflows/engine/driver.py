@@ -55,7 +55,7 @@ class RunDriver:
         if run.task is not None and not run.task.done():
             run.again = True
             return
-        run.task = asyncio.get_running_loop().create_task(self._drive(run))
+        run.task = self.e.spawn_task(self._drive(run), f"workflow {run.workflow_id} run")
 
     async def _drive(self, run: ActiveRun) -> None:
         while True:

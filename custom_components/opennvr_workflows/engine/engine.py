@@ -26,7 +26,7 @@ steps), :mod:`.approvals`, :mod:`.marks`, :mod:`.due` and :mod:`.firing`
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from typing import Any, Final
@@ -61,7 +61,10 @@ from .trust import Accuracy
 from .updates import Updates
 from .versions import loads
 
-__all__ = ["DEFAULT_RETENTION_DAYS", "Engine", "workflow_of"]
+__all__ = ["DEFAULT_RETENTION_DAYS", "Engine", "TaskSpawner", "workflow_of"]
+
+#: Starts a task for the engine: ``spawn(coro, name) -> task`` (default: the loop's).
+TaskSpawner = Callable[[Coroutine[Any, Any, None], str], "asyncio.Task[None]"]
 
 DEFAULT_RETENTION_DAYS: Final = 30
 _NONE: Final[tuple[str, ...]] = ()
@@ -82,8 +85,10 @@ class Engine:
         retention_interval_s: float = 3600.0,
         max_chain_depth: int = 3,
         lock_timeout_s: float = 1.0,
+        spawn: TaskSpawner | None = None,
     ) -> None:
         self.path = Path(store_path)
+        self._spawn = spawn
         self.effects = effects
         self.ai = ai
         self.clock: Clock = clock or SystemClock()
@@ -150,12 +155,18 @@ class Engine:
         self._catalog.ensure_schedules()
         restore_approvals(loaded, self.approvals)
         restore_runs(loaded, self, self._catalog, self._runs)
-        loop = asyncio.get_running_loop()
-        self._tasks.append(loop.create_task(self._due.run(), name="workflow-scheduler"))
+        self._tasks.append(self.spawn_task(self._due.run(), "workflow scheduler"))
         if self.retention_interval_s > 0:
-            self._tasks.append(loop.create_task(prune_every(self), name="workflow-retention"))
+            self._tasks.append(self.spawn_task(prune_every(self), "workflow retention"))
         for run in list(self._runs.values()):
             self._driver.spawn(run)
+
+    def spawn_task(self, coro: Coroutine[Any, Any, None], name: str) -> asyncio.Task[None]:
+        """Start one of the engine's tasks (a run, the scheduler) the host's way: Home
+        Assistant tracks them as its config entry's background tasks."""
+        if self._spawn is not None:
+            return self._spawn(coro, name)
+        return asyncio.get_running_loop().create_task(coro, name=name)
 
     async def stop(self, grace_s: float = 5.0) -> None:
         """Stop: let runs reach a waiting point for up to ``grace_s``, then

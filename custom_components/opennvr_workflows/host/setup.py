@@ -44,6 +44,12 @@ async def async_setup_workflows(hass: HomeAssistant, entry: OpenNVRConfigEntry) 
         site_mode=lambda: runtime.site_mode,
         camera_entity=camera_entity,
         workflow_entity=workflow_entity,
+        # Runs are the entry's background tasks: Home Assistant tracks them, and cancels
+        # any left after the host has stopped them gracefully on unload. Not started
+        # eagerly: a run must not execute inside the engine's submit() of its event.
+        spawn=lambda coro, name: entry.async_create_background_task(
+            hass, coro, name, eager_start=False
+        ),
     )
     try:
         await host.async_start()

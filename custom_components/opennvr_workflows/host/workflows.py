@@ -22,6 +22,7 @@ from pyopennvr import OpenNVRClient, OpenNVRError
 from ..ai import IMPLEMENTED_TOOLS, make_llm_client
 from ..const import DOMAIN, WORKFLOW_FOLDER
 from ..engine import Engine, EngineUpdate, NvrEvent
+from ..engine.engine import TaskSpawner
 from ..nvr.hub import EventHub
 from ..nvr.presence_ha import async_start_presence
 from ..workflow import Problem, Report, SiteProfile, Workflow, validate_text
@@ -78,6 +79,7 @@ class WorkflowHost:
         site_mode: Callable[[], str | None],
         camera_entity: Callable[[str | None], str | None],
         workflow_entity: Callable[[str], str | None],
+        spawn: TaskSpawner | None = None,
     ) -> None:
         self.hass = hass
         self.entry_id = entry_id
@@ -117,6 +119,7 @@ class WorkflowHost:
             self.model_watch.observe(self.ai),
             tz=_tz(hass),
             max_chain_depth=settings.max_chain_depth,
+            spawn=spawn,
         )
 
     # ── lifecycle ──────────────────────────────────────────────────────
