@@ -449,7 +449,7 @@ async def time_looks(
 
     unsubscribe = hass.bus.async_listen("logbook_entry", branch_started)
     watch.patch(PyOpenNvrReadPort, "snapshot", "fetch", is_coro=True)
-    watch.patch(look_inputs, "prepare_image", "prepare", is_coro=False)
+    watch.patch(look_inputs, "prepare_image_off_loop", "prepare", is_coro=True)
     watch.patch(OllamaLLMClient, "chat", "model_call", is_coro=True)
     rows: list[dict[str, float]] = []
     try:

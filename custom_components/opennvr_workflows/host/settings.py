@@ -54,13 +54,21 @@ class HostSettings:
     model_allow_list: tuple[str, ...] = ()
     max_chain_depth: int = 3
 
-    @property
-    def roles_of_camera(self) -> dict[int, tuple[str, ...]]:
-        """OpenNVR camera id -> the roles mapped to it, in the options' order."""
-        out: dict[int, list[str]] = {}
+    #: OpenNVR camera id -> the roles mapped to it, in the options' order (derived from
+    #: ``roles`` once: every event reads it).
+    roles_of_camera: Mapping[int, tuple[str, ...]] = field(
+        init=False, repr=False, compare=False, default_factory=dict
+    )
+
+    def __post_init__(self) -> None:
+        by_camera: dict[int, list[str]] = {}
         for role, camera_id in self.roles.items():
-            out.setdefault(camera_id, []).append(role)
-        return {camera_id: tuple(roles) for camera_id, roles in out.items()}
+            by_camera.setdefault(camera_id, []).append(role)
+        object.__setattr__(
+            self,
+            "roles_of_camera",
+            {camera_id: tuple(roles) for camera_id, roles in by_camera.items()},
+        )
 
     @classmethod
     def from_options(cls, options: Mapping[str, Any]) -> HostSettings:
