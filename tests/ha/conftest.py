@@ -12,9 +12,12 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.opennvr_workflows.const import (
     CONF_AI_ENABLED,
+    CONF_APPROVERS,
+    CONF_CAMERA_ROLES,
     CONF_OLLAMA_URL,
     CONF_TRANSPORT,
     CONF_VERIFY_SSL,
+    CONF_VISION_MODEL,
     DOMAIN,
     TRANSPORT_WEBSOCKET,
 )
@@ -66,6 +69,23 @@ WEBSOCKET_OPTIONS: dict[str, Any] = {
     CONF_OLLAMA_URL: "http://127.0.0.1:9",
     CONF_AI_ENABLED: False,
 }
+
+
+#: The approver's phone the workflow tests' options name.
+PHONE = "mobile_app_alices_phone"
+
+
+def ai_options(ollama: FakeOllama) -> dict[str, Any]:
+    """Options of an entry with AI on the Ollama fake, the front door mapped and an
+    approver's phone: what most workflow tests run with."""
+    return {
+        **WEBSOCKET_OPTIONS,
+        CONF_AI_ENABLED: True,
+        CONF_OLLAMA_URL: ollama.url,
+        CONF_VISION_MODEL: "qwen2.5vl:3b",
+        CONF_CAMERA_ROLES: {"front_door": "1"},
+        CONF_APPROVERS: {"users": [], "notify": [f"notify.{PHONE}"]},
+    }
 
 
 @pytest.fixture

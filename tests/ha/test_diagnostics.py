@@ -22,7 +22,7 @@ from tests.fakes.opennvr_sim import OpenNVRSimulator
 
 from .test_entities import wait_for
 from .test_repairs import BROKEN
-from .workflow_files import write_workflow
+from .workflow_files import REMIND, write_workflow
 
 PHONE = "mobile_app_alices_phone"
 
@@ -61,18 +61,6 @@ async def test_diagnostics_redact_secrets(
     assert diag["event_sources"]["websocket"]["connected"] is True
 
 
-#: A run that notifies, then waits an hour.
-WAITS = """\
-contract: workflow.v1
-name: Remind later
-state: on
-when:
-  button: {}
-then:
-  - notify: { who: role:household, title: Reminder, message: first }
-  - wait: 1h
-  - notify: { who: role:household, title: Reminder, message: second }
-"""
 #: A run that waits for a person's answer.
 ASKS = """\
 contract: workflow.v1
@@ -106,7 +94,7 @@ async def test_diagnostics_summarise_workflows_and_runs_without_personal_data(
         },
     )
     async_mock_service(hass, "notify", PHONE)
-    write_workflow(hass, "remind", WAITS)
+    write_workflow(hass, "remind", REMIND)
     write_workflow(hass, "ask", ASKS)
     write_workflow(hass, "broken", BROKEN)
     assert await hass.config_entries.async_setup(config_entry.entry_id)

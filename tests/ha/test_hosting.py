@@ -40,23 +40,11 @@ from tests.fakes.opennvr_sim import OpenNVRSimulator
 from tests.nvr.conftest import until
 
 from .conftest import WEBSOCKET_OPTIONS
-from .workflow_files import write_workflow
+from .workflow_files import REMIND, write_workflow
 
 PHONE = "mobile_app_alices_phone"
 HOUR = 3600.0
 
-#: A notify, an hour's wait, another notify: the run waits in the middle.
-REMIND = """\
-contract: workflow.v1
-name: Remind later
-state: on
-when:
-  button: {}
-then:
-  - notify: { who: role:household, title: Reminder, message: first }
-  - wait: 1h
-  - notify: { who: role:household, title: Reminder, message: second }
-"""
 #: A question; the run waits for the answer (or the hour's timeout).
 ASK = """\
 contract: workflow.v1

@@ -14,17 +14,12 @@ from homeassistant.core import HomeAssistant
 from pytest_homeassistant_custom_component.common import MockConfigEntry, async_mock_service
 
 from custom_components.opennvr_workflows.const import (
-    CONF_AI_ENABLED,
-    CONF_APPROVERS,
-    CONF_CAMERA_ROLES,
     CONF_MQTT_HOST,
     CONF_MQTT_PORT,
     CONF_MQTT_SITE,
     CONF_MQTT_USE_HA,
     CONF_NATS_URL,
-    CONF_OLLAMA_URL,
     CONF_TRANSPORT,
-    CONF_VISION_MODEL,
     TRANSPORT_MQTT,
     TRANSPORT_NATS,
 )
@@ -37,22 +32,14 @@ from tests.fakes.opennvr_sim import OpenNVRSimulator
 from tests.fakes.publishers import SITE, cloud_event, mqtt_publish, nats_publish
 from tests.nvr.conftest import until
 
-from .conftest import WEBSOCKET_OPTIONS
+from .conftest import PHONE, ai_options
 
-PHONE = "mobile_app_alices_phone"
 PARCEL = "parcel_at_door"
 
 
 @pytest.fixture
 def entry_options(ollama: FakeOllama) -> dict[str, Any]:
-    return {
-        **WEBSOCKET_OPTIONS,
-        CONF_AI_ENABLED: True,
-        CONF_OLLAMA_URL: ollama.url,
-        CONF_VISION_MODEL: "qwen2.5vl:3b",
-        CONF_CAMERA_ROLES: {"front_door": "1"},
-        CONF_APPROVERS: {"users": [], "notify": [f"notify.{PHONE}"]},
-    }
+    return ai_options(ollama)
 
 
 async def set_up(

@@ -19,8 +19,6 @@ from pytest_homeassistant_custom_component.common import (
 
 from custom_components.opennvr_workflows.const import (
     CONF_AI_ENABLED,
-    CONF_APPROVERS,
-    CONF_CAMERA_ROLES,
     CONF_OLLAMA_URL,
     CONF_VISION_MODEL,
     DOMAIN,
@@ -32,10 +30,8 @@ from tests.fakes.ollama_server import FakeOllama, HttpError
 from tests.fakes.opennvr_sim import OpenNVRSimulator
 from tests.nvr.conftest import until
 
-from .conftest import WEBSOCKET_OPTIONS
+from .conftest import PHONE, ai_options
 from .workflow_files import DOOR_LOOK, write_workflow
-
-PHONE = "mobile_app_alices_phone"
 
 #: Line 8 is a step whose kind is misspelt.
 BROKEN = """\
@@ -164,14 +160,7 @@ async def test_needs_attention_issue_is_raised_again_after_a_restart_of_the_entr
 
 @pytest.fixture
 def entry_options(ollama: FakeOllama) -> dict[str, Any]:
-    return {
-        **WEBSOCKET_OPTIONS,
-        CONF_AI_ENABLED: True,
-        CONF_OLLAMA_URL: ollama.url,
-        CONF_VISION_MODEL: "qwen2.5vl:3b",
-        CONF_CAMERA_ROLES: {"front_door": "1"},
-        CONF_APPROVERS: {"users": [], "notify": [f"notify.{PHONE}"]},
-    }
+    return ai_options(ollama)
 
 
 async def settled(hass: HomeAssistant, entry: MockConfigEntry) -> None:

@@ -29,23 +29,10 @@ from tests.nvr.conftest import until
 
 from .conftest import WEBSOCKET_OPTIONS, entry_data
 from .test_repairs import BROKEN
-from .workflow_files import write_workflow
+from .workflow_files import REMIND, write_workflow
 
 PHONE = "mobile_app_alices_phone"
 STRINGS = Path(__file__).parents[2] / "custom_components" / DOMAIN / "strings.json"
-
-#: A run that notifies, then waits an hour.
-WAITS = """\
-contract: workflow.v1
-name: Remind later
-state: on
-when:
-  button: {}
-then:
-  - notify: { who: role:household, title: Reminder, message: first }
-  - wait: 1h
-  - notify: { who: role:household, title: Reminder, message: second }
-"""
 
 
 def host_of(entry: MockConfigEntry) -> WorkflowHost:
@@ -68,7 +55,7 @@ async def test_health_of_a_working_site_with_ai_off(
     )
     async_mock_service(hass, "notify", PHONE)
     write_workflow(hass, "broken", BROKEN)
-    write_workflow(hass, "remind", WAITS)
+    write_workflow(hass, "remind", REMIND)
     assert await hass.config_entries.async_setup(config_entry.entry_id)
     await hass.async_block_till_done()
     host = host_of(config_entry)

@@ -12,11 +12,7 @@ from homeassistant.helpers import issue_registry as ir
 from pytest_homeassistant_custom_component.common import MockConfigEntry, async_mock_service
 
 from custom_components.opennvr_workflows.const import (
-    CONF_AI_ENABLED,
-    CONF_APPROVERS,
     CONF_CAMERA_ROLES,
-    CONF_OLLAMA_URL,
-    CONF_VISION_MODEL,
     DOMAIN,
     WORKFLOW_FOLDER,
 )
@@ -26,22 +22,13 @@ from tests.fakes.ollama_server import FakeOllama, FromSchema
 from tests.fakes.opennvr_sim import OpenNVRSimulator
 from tests.nvr.conftest import until
 
-from .conftest import WEBSOCKET_OPTIONS
-from .workflow_files import DOOR_LOOK, log_on_alert, write_workflow
-
-PHONE = "mobile_app_alices_phone"
+from .conftest import PHONE, WEBSOCKET_OPTIONS, ai_options
+from .workflow_files import DOOR_LOOK, REMIND, log_on_alert, write_workflow
 
 
 @pytest.fixture
 def entry_options(ollama: FakeOllama) -> dict[str, Any]:
-    return {
-        **WEBSOCKET_OPTIONS,
-        CONF_AI_ENABLED: True,
-        CONF_OLLAMA_URL: ollama.url,
-        CONF_VISION_MODEL: "qwen2.5vl:3b",
-        CONF_CAMERA_ROLES: {"front_door": "1"},
-        CONF_APPROVERS: {"users": [], "notify": [f"notify.{PHONE}"]},
-    }
+    return ai_options(ollama)
 
 
 def host_of(entry: MockConfigEntry) -> WorkflowHost:
@@ -171,22 +158,10 @@ async def test_a_camera_with_two_roles_starts_each_workflow_once(
     assert started == {"door": 1, "porch": 1, "anywhere": 1, "garden": 0}
 
 
-WAIT_THEN_LOG = """\
-contract: workflow.v1
-name: Wait an hour
-state: on
-when:
-  button: {}
-then:
-  - wait: 1h
-  - log: "an hour later"
-"""
-
-
 async def test_runs_are_the_entrys_background_tasks_and_unload_stops_them(
     hass: HomeAssistant, config_entry: MockConfigEntry
 ) -> None:
-    write_workflow(hass, "later", WAIT_THEN_LOG)
+    write_workflow(hass, "later", REMIND)
     assert await hass.config_entries.async_setup(config_entry.entry_id)
     await hass.async_block_till_done()
     host = host_of(config_entry)

@@ -29,6 +29,19 @@ then:
       unsure: [ log: "Not sure: {{reason}}" ]
 """
 
+#: A notify, an hour's wait, another notify: the run waits in the middle.
+REMIND = """\
+contract: workflow.v1
+name: Remind later
+state: on
+when:
+  button: {}
+then:
+  - notify: { who: role:household, title: Reminder, message: first }
+  - wait: 1h
+  - notify: { who: role:household, title: Reminder, message: second }
+"""
+
 
 def write_workflow(hass: HomeAssistant, name: str, text: str) -> Path:
     """Write ``text`` as ``<config>/opennvr_workflows/<name>.yaml`` (before setup)."""
