@@ -27,7 +27,7 @@ from homeassistant.util import dt as dt_util
 from .engine import EngineError, EngineUpdate
 from .entity import OpenNVRSiteEntity
 from .host.run_summary import (
-    ENDED,
+    SHOWN,
     RunOutcome,
     WorkflowAccuracy,
     is_trial,
@@ -132,17 +132,20 @@ class SourceCounter(OpenNVRSiteEntity, SensorEntity):
 
 
 class LastOutcomeSensor(WorkflowEntity, SensorEntity):
-    """What the workflow's last ended run decided (see :func:`.host.run_summary.run_outcome`),
-    with the reason, confidence and run id as attributes."""
+    """What the workflow's last run decided (see :func:`.host.run_summary.run_outcome`),
+    with the reason, confidence and run id as attributes: a run that ended, or one that
+    waits (a parcel run decides, then waits half an hour to remind) once it waits."""
 
     _attr_translation_key = "workflow_last_outcome"
-    update_kinds = frozenset({"run_ended"})
+    update_kinds = frozenset({"run_ended", "run_waiting"})
     per_run = True
 
     def __init__(self, views: WorkflowViews, workflow_id: str) -> None:
         super().__init__(views, workflow_id, "last_outcome")
         self._outcome: RunOutcome | None = None
-        self._ended: str | None = None
+        #: The run to show and what it last did (``run_ended`` or ``run_waiting``).
+        self._latest: tuple[str, str] | None = None
+        self._read: tuple[str, str] | None = None
 
     async def async_added_to_hass(self) -> None:
         await super().async_added_to_hass()
@@ -151,29 +154,31 @@ class LastOutcomeSensor(WorkflowEntity, SensorEntity):
         except (EngineError, RuntimeError) as err:
             _LOGGER.debug("Runs of %s not readable: %s", self.workflow_id, err)
             return
-        ended = next((r for r in runs if r.get("status") in ENDED and not is_trial(r)), None)
-        if ended is not None and self._ended is None:
-            self._ended = str(ended["id"])
+        shown = next((r for r in runs if r.get("status") in SHOWN and not is_trial(r)), None)
+        if shown is not None and self._latest is None:
+            self._latest = (str(shown["id"]), str(shown["status"]))
             await self.async_refresh()
 
     @callback
     def handle(self, update: EngineUpdate) -> bool:
-        if update.kind == "run_ended":
+        if update.kind in ("run_ended", "run_waiting"):
             if not update.run_id or is_trial_update(update.detail):
                 return False
-            self._ended = update.run_id
+            self._latest = (update.run_id, update.kind)
         return True
 
     async def async_refresh(self) -> None:
-        """Read the run that ended last (only it: a burst of runs costs one read)."""
-        run_id = self._ended
-        if run_id is None or (self._outcome is not None and self._outcome.run_id == run_id):
+        """Read the latest run (only it: a burst of runs costs one read), again when
+        a run that waited has ended."""
+        latest = self._latest
+        if latest is None or latest == self._read:
             return
         try:
-            detail = await self.views.host.engine.run_detail(run_id)
+            detail = await self.views.host.engine.run_detail(latest[0])
         except (EngineError, RuntimeError) as err:
-            _LOGGER.debug("Run %s of %s not readable: %s", run_id, self.workflow_id, err)
+            _LOGGER.debug("Run %s of %s not readable: %s", latest[0], self.workflow_id, err)
             return
+        self._read = latest
         self._outcome = run_outcome(detail)
 
     @property

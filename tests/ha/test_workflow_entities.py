@@ -314,6 +314,41 @@ async def test_a_look_run_shows_its_outcome_runs_today_and_the_picture(
     assert state_of(hass, "sensor", "door", "runs_today").state == "1"
 
 
+async def test_the_last_outcome_shows_a_decided_run_that_waits(
+    hass: HomeAssistant,
+    config_entry: MockConfigEntry,
+    sim: OpenNVRSimulator,
+    ollama: FakeOllama,
+) -> None:
+    """A parcel run decides, then waits half an hour to remind: its decision shows while
+    it waits, not only when it ends."""
+    waits = DOOR_LOOK.format(state="test").replace(
+        "      visitor:\n", "      visitor:\n        - wait: 30m\n"
+    )
+    assert "wait: 30m" in waits
+    only(hass, door=waits)
+    host = await set_up(hass, config_entry)
+    ollama.script(
+        *[FromSchema({"decision": "visitor", "reason": "a courier", "confidence": 0.9})] * 4
+    )
+    await until(lambda: config_entry.runtime_data.hub.connected("websocket"), "connected")
+    await sim.emit_alert(1, "person")
+    await until(lambda: host.engine.stats.started == 1, "the run started")
+    await host.engine.idle()
+    await flush_writes(hass)
+    (run,) = host.engine.active_runs()
+    assert run.status == "waiting"
+    outcome = state_of(hass, "sensor", "door", "last_outcome")
+    assert outcome.state == "visitor"
+    assert outcome.attributes["status"] == "waiting"
+    assert outcome.attributes["run_id"] == run.run_id
+    # Read back the same way after a restart.
+    assert await hass.config_entries.async_unload(config_entry.entry_id)
+    await hass.async_block_till_done()
+    await set_up(hass, config_entry)
+    assert state_of(hass, "sensor", "door", "last_outcome").attributes["status"] == "waiting"
+
+
 async def test_accuracy_follows_the_marks(
     hass: HomeAssistant,
     config_entry: MockConfigEntry,

@@ -22,6 +22,9 @@ from ..workflow.model import AIStep
 
 #: Run statuses after which a run has an outcome.
 ENDED: Final = frozenset({"done", "failed", "cancelled"})
+#: Runs a workflow's last outcome may show: ended ones, and those waiting (which have
+#: usually decided already, and may wait for a long time).
+SHOWN: Final = ENDED | {"waiting"}
 #: Longest outcome shown as an entity state (Home Assistant's limit is 255).
 MAX_STATE: Final = 255
 
