@@ -67,6 +67,9 @@ CONF_TOOL_POLICY: Final = "tool_policy"
 CONF_DEFAULT_LIMITS: Final = "default_limits"
 #: {destination name: URL}: the only places a workflow's webhook may POST to.
 CONF_WEBHOOKS: Final = "webhooks"
+#: [destination name]: the webhook destinations an admin marked as moving things (a gate,
+#: a relay); a workflow step sending to one is an actuator. The others only inform.
+CONF_MOVING_WEBHOOKS: Final = "moving_webhooks"
 #: Models an admin may name in the look / investigate actions, besides the configured ones.
 CONF_MODEL_ALLOW_LIST: Final = "model_allow_list"
 SITE_FACTS_MAX_WORDS: Final = 300

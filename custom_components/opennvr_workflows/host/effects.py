@@ -9,7 +9,11 @@ hold across them live here, once:
 * attributed: Home Assistant actions run with the run's ``Context``, logbook lines name the
   workflow, and every OpenNVR call a run makes carries its correlation id;
 * fenced: a webhook goes only to a destination an admin approved in the options, and the
-  OpenNVR calls that need a token scope the site did not grant fail with that reason.
+  OpenNVR calls that need a token scope the site did not grant fail with that reason;
+* judged by effect, not by name: a ``home_assistant`` action or a webhook this host finds
+  moving things (:mod:`.action_effects`) is made only from a step the import checked as an
+  actuator, and a notification's own urgency (:mod:`.notify_urgency`) is held to the severity
+  the step may have.
 
 A lost provider (a Home Assistant action that no longer exists, a webhook destination
 removed from the options, a token that lacks the scope) raises ``ProviderUnavailable`` so
@@ -21,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
@@ -41,7 +46,9 @@ from ..engine import (
     ProviderUnavailable,
     RunContext,
 )
-from ..engine.ports import JsonMap
+from ..engine.ports import JsonMap, Severity
+from .action_effects import ActionJudge, Effect
+from .notify_urgency import NotificationTooUrgent, cap_urgency
 from .run_context import RunContexts, SentLedger, short_key
 from .settings import HostSettings
 
@@ -53,6 +60,9 @@ EVENT_REPLY: Final = f"{DOMAIN}_reply"
 PHONE_SEVERITIES: Final = frozenset({"high", "critical"})
 WEBHOOK_TIMEOUT_S: Final = 10.0
 _REPEAT: Final[JsonMap] = {"repeat": True}
+#: What a notification may ask a phone for when the engine names no limit: the AI cap on a
+#: step that carries AI output, and no limit otherwise (the engine gives one where it caps).
+AI_NOTIFY_CAP: Final[Severity] = "medium"
 
 
 class HaEffects:
@@ -81,6 +91,9 @@ class HaEffects:
         self._workflow_entity = workflow_entity
         self._publish = publish
         self.contexts = RunContexts(hass)
+        #: workflow id -> the engine paths of its steps the import cleared as actuators
+        #: (:func:`.action_effects.cleared_steps`); set by the host on every folder load.
+        self.cleared: Mapping[str, Sequence[re.Pattern[str]]] = {}
 
     # ── telling people ─────────────────────────────────────────────────
 
@@ -250,6 +263,7 @@ class HaEffects:
             raise ProviderUnavailable(
                 f"webhook destination {name!r} is not approved in the integration's options"
             )
+        self._fence(ctx, request, self._judge().judge_webhook(name))
         session = async_get_clientsession(self._hass)
         try:
             async with session.post(
@@ -271,21 +285,33 @@ class HaEffects:
             raise ProviderUnavailable(f"Home Assistant has no action {action!r}")
         if domain == "notify" and self.ledger.seen(ctx.key):
             return _REPEAT
+        data = dict(request.params.get("data") or {})
+        target = dict(request.params.get("target") or {})
+        effect = self._judge().judge_call(action, data, target)
+        self._fence(ctx, request, effect)
+        capped: dict[str, Any] = {}
+        if domain == "notify" and "data" in data:
+            capped = self._cap(ctx, request, action, effect, data)
         try:
             response = await self._hass.services.async_call(
                 domain,
                 service,
-                dict(request.params.get("data") or {}),
+                data,
                 blocking=True,
                 context=self.contexts.of(ctx),
-                target=dict(request.params.get("target") or {}) or None,
+                target=target or None,
                 return_response=_returns_response(self._hass, domain, service),
             )
         except ServiceNotFound as err:
             raise ProviderUnavailable(f"Home Assistant has no action {action!r}") from err
         if domain == "notify":
             self.ledger.add(ctx.key)
-        return {"action": action, "response": response} if response else {"action": action}
+        result: dict[str, Any] = {"action": action, **capped}
+        if effect.integration is not None:
+            result["integration"] = effect.integration
+        if response:
+            result["response"] = response
+        return result
 
     async def set_site_mode(self, ctx: RunContext, request: ActionRequest) -> JsonMap | None:
         mode = str(request.params.get("mode", ""))
@@ -371,6 +397,68 @@ class HaEffects:
                         }
                     )
         return out
+
+    # ── judged by effect ───────────────────────────────────────────────
+
+    def _judge(self) -> ActionJudge:
+        """This site's notify services and webhook marks as they are now."""
+        return ActionJudge.of(self._hass, self.settings.moving_webhooks)
+
+    def _fence(self, ctx: RunContext, request: ActionRequest, effect: Effect) -> None:
+        """Refuse, before the call, an action that moves things on this site from a step
+        the import did not check as an actuator (the contract thought it only informs)."""
+        if not effect.moves_things or request.moves_things:
+            return
+        cleared = self.cleared.get(ctx.workflow_id, ())
+        if any(pattern.match(ctx.step_path) for pattern in cleared):
+            return
+        raise ProviderUnavailable(
+            f"{effect.reason}, so it moves things; this step is not placed as the safety rule "
+            "requires for an action that moves things (after a plain `if`, or on a person's "
+            "reply path). Move it there, or send the message to a messaging service"
+        )
+
+    def _cap(
+        self,
+        ctx: RunContext,
+        request: ActionRequest,
+        action: str,
+        effect: Effect,
+        data: dict[str, Any],
+    ) -> dict[str, Any]:
+        """Hold a notification's own urgency (``data.data``) to the severity the step may
+        have: lowered in place where it asks for more, refused where it cannot be lowered.
+        Returns what the step's record should say about it."""
+        limit = request.params.get("max_severity")
+        allowed: Severity = (
+            limit
+            if limit in ("low", "medium", "high", "critical")
+            else AI_NOTIFY_CAP
+            if ctx.ai_derived
+            else "critical"
+        )
+        try:
+            capped = cap_urgency(data["data"], allowed, effect.integration)
+        except NotificationTooUrgent as err:
+            raise HomeAssistantError(f"{action}: {err}; not sent") from err
+        if not capped.lowered:
+            return {}
+        data["data"] = capped.data
+        _LOGGER.info(
+            "Workflow %s: %s asked for a %s notification; sent as %s (%s lowered)",
+            ctx.workflow_name,
+            action,
+            capped.requested,
+            allowed,
+            ", ".join(capped.lowered),
+        )
+        return {
+            "severity": allowed,
+            "requested_severity": capped.requested,
+            "capped_by": request.params.get("capped_by")
+            or ("ai_untrusted" if ctx.ai_derived else "severity_limit"),
+            "lowered": list(capped.lowered),
+        }
 
     # ── helpers ────────────────────────────────────────────────────────
 

@@ -20,6 +20,7 @@ from ..const import (
     CONF_DEFAULT_LIMITS,
     CONF_HARDWARE,
     CONF_MODEL_ALLOW_LIST,
+    CONF_MOVING_WEBHOOKS,
     CONF_OLLAMA_URL,
     CONF_SITE_FACTS,
     CONF_SITE_LISTS,
@@ -50,6 +51,8 @@ class HostSettings:
     hardware: str = HARDWARE_CPU
     #: webhook destination name -> URL, approved by an admin in the options
     webhooks: Mapping[str, str] = field(default_factory=dict)
+    #: webhook destinations an admin marked as moving things (actuators); the rest inform
+    moving_webhooks: frozenset[str] = frozenset()
     #: models an admin may name in the look / investigate actions
     model_allow_list: tuple[str, ...] = ()
     max_chain_depth: int = 3
@@ -101,6 +104,7 @@ class HostSettings:
                 for k, v in _mapping(options.get(CONF_WEBHOOKS)).items()
                 if str(v).startswith(("http://", "https://"))
             },
+            moving_webhooks=frozenset(_strs(options.get(CONF_MOVING_WEBHOOKS))),
             model_allow_list=_strs(options.get(CONF_MODEL_ALLOW_LIST)),
             max_chain_depth=_int(limits.get("chain_depth"), 3, 1, 10),
         )

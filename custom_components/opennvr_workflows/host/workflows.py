@@ -29,6 +29,7 @@ from ..workflow import Problem, Report, SiteProfile, Workflow, validate_text
 from ..workflow.model import PersonInZoneTrigger
 from . import files as folder_io
 from . import issues
+from .action_effects import ActionJudge, cleared_steps, import_hook
 from .ai_port import Evidence, HaAiPort
 from .effects import HaEffects
 from .model_watch import ModelWatch
@@ -92,6 +93,7 @@ class WorkflowHost:
         self.files: dict[str, WorkflowFile] = {}
         self.evidence: dict[str, Evidence] = {}
         self.apps: frozenset[str] = frozenset()
+        self._site: SiteProfile | None = None
         self._listeners: list[Callable[[], None]] = []
         self._unsubscribe: list[Callable[[], None]] = []
         ssl_context = get_default_context()
@@ -174,22 +176,32 @@ class WorkflowHost:
 
     def validate(self, text: str) -> Report:
         """Validate a workflow's text against this site (skills, tools, camera roles)."""
-        return validate_text(text, site=self.site_profile())
+        # Called from the executor too: the site as read on the loop at the last load.
+        site = self._site if self._site is not None else self.site_profile()
+        return validate_text(text, site=site)
 
     def site_profile(self) -> SiteProfile:
-        """What this site has: its skills, the AI tools this host implements, and the
-        camera roles mapped in the options."""
+        """What this site has: its skills, the AI tools this host implements, the
+        camera roles mapped in the options, and what its actions really do (read on the
+        event loop, then used by the validator wherever it runs)."""
         return SiteProfile(
             skills=site_skills(self.settings, self.scopes, self.apps),
             tools=HOST_TOOLS,
             camera_roles=frozenset(self.settings.roles),
+            moves_things=import_hook(ActionJudge.of(self.hass, self.settings.moving_webhooks)),
         )
 
     async def _load_folder(self) -> None:
         # Reading and validating run in the executor: the files, and on first use the
         # contract's JSON Schema, are disk reads, and 50 files are milliseconds of CPU.
-        loaded = await self.hass.async_add_executor_job(
-            load_folder, self.folder, self.site_profile()
+        site = self._site = self.site_profile()
+        loaded = await self.hass.async_add_executor_job(load_folder, self.folder, site)
+        self.effects.cleared = await self.hass.async_add_executor_job(
+            lambda: {
+                w: cleared_steps(f.workflow, site)
+                for w, f in loaded.items()
+                if f.workflow is not None
+            }
         )
         self.files = loaded
         self.engine.set_workflows(

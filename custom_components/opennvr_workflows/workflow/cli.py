@@ -1,8 +1,14 @@
 """The command line: check workflow files in CI or before sharing, and print the schema.
 
-    python -m custom_components.opennvr_workflows.workflow validate FILE...
-    python -m custom_components.opennvr_workflows.workflow schema
-    python -m custom_components.opennvr_workflows.workflow templates
+    workflow-v1 validate FILE...
+    workflow-v1 schema
+    workflow-v1 templates
+
+``workflow-v1`` is this module's ``main`` as ``pip install`` of the repository installs it (the
+package alone, as ``opennvr_workflow_v1``: PyYAML and jsonschema are all it needs, see
+pyproject.toml). From a checkout, ``python scripts/workflow_v1.py`` runs the same without
+installing, and ``python -m custom_components.opennvr_workflows.workflow`` runs it inside the
+integration (which imports Home Assistant first).
 
 ``validate`` prints each problem as ``FILE:LINE:COL CODE message`` (warnings marked) and exits
 1 when any file has an error, 0 otherwise. It checks the contract alone unless told about a
@@ -25,8 +31,9 @@ __all__ = ["main"]
 
 
 def _parser() -> argparse.ArgumentParser:
+    # No fixed prog: argparse names the command as it was run (``workflow-v1``, or
+    # ``python -m ...`` for a module run).
     parser = argparse.ArgumentParser(
-        prog="python -m custom_components.opennvr_workflows.workflow",
         description="Check workflow.v1 files, or print the contract's JSON Schema.",
     )
     commands = parser.add_subparsers(dest="command", required=True)

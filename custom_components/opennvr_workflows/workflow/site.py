@@ -10,9 +10,15 @@ CI), so one validator serves both a site and a bare contract check.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["SiteProfile"]
+from .model import Action
+
+__all__ = ["MovesThings", "SiteProfile"]
+
+#: Why an action moves things on this site (None: it only informs here).
+type MovesThings = Callable[[Action], str | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,12 +29,16 @@ class SiteProfile:
     such as ``gate_controller``); what a workflow needs and uses must be among them.
     ``tools``: the AI tool names this host really implements; an Investigate step listing
     another is refused. ``camera_roles``: the camera roles mapped to a camera in the options;
-    a workflow naming another role is refused.
+    a workflow naming another role is refused. ``moves_things``: the host's judgement of
+    what an action does here (which integration is behind ``notify.x``, whether a webhook
+    destination moves things); an action it names a reason for is an actuator to the safety
+    rule, like one the contract itself calls so.
     """
 
     skills: frozenset[str] | None = None
     tools: frozenset[str] | None = None
     camera_roles: frozenset[str] | None = None
+    moves_things: MovesThings | None = None
 
     def __post_init__(self) -> None:
         # A bare string would be read as a set of letters; refuse it where the mistake is made.

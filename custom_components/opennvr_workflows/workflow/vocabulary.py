@@ -10,8 +10,6 @@ import fnmatch
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from opennvr_app_sdk.agent import READ_TOOL_NAMES
-
 from .model import (
     Action,
     ActionStep,
@@ -43,6 +41,7 @@ __all__ = [
     "MAX_TOOLS",
     "READ_TOOLS",
     "RESERVED_FIELD_NAMES",
+    "SDK_READ_TOOLS",
     "TOOL_SKILLS",
     "action_moves_things",
     "is_actuator",
@@ -50,10 +49,28 @@ __all__ = [
     "trigger_placeholders",
 ]
 
-#: The SDK's read tools (what the camera agent and the engine both serve), plus the read tools
-#: the RFC adds in core: ``site_lookup`` (Site rules lists) and ``camera_health`` (online
-#: state, last frame, ping).
-READ_TOOLS: frozenset[str] = frozenset(READ_TOOL_NAMES) | {"site_lookup", "camera_health"}
+#: The read tools of ``opennvr_app_sdk.agent`` (what the camera agent and the engine both
+#: serve), written out rather than imported: the contract package needs only PyYAML and
+#: jsonschema, so files can be checked where the SDK (and its network stack) is not installed.
+#: tests/workflow/test_standalone.py keeps the copy equal to the SDK's ``READ_TOOL_NAMES``.
+SDK_READ_TOOLS: frozenset[str] = frozenset(
+    {
+        "describe_camera",
+        "camera_snapshot",
+        "detect_objects",
+        "recognize_faces",
+        "search_footage",
+        "search_history",
+        "describe_event",
+        "describe_window",
+        "recent_events",
+        "recent_plates",
+    }
+)
+
+#: The SDK's read tools plus the read tools the RFC adds in core: ``site_lookup`` (Site rules
+#: lists) and ``camera_health`` (online state, last frame, ping).
+READ_TOOLS: frozenset[str] = SDK_READ_TOOLS | {"site_lookup", "camera_health"}
 
 #: Tools that pause the step for a person (the SDK's ``ask_person`` effect).
 ASK_TOOL_NAMES: frozenset[str] = frozenset({"ask_person"})

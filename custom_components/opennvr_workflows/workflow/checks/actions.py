@@ -64,6 +64,10 @@ def check_action(
     body = (*parts, kind)
     if is_actuator(step):
         check_actuator(ctx, step, scope, parts, kind)
+    elif ctx.site.moves_things is not None and (why := ctx.site.moves_things(action)):
+        # The host knows what the contract cannot: the integration behind ``notify.x``, or
+        # a webhook destination marked as moving things. Such an action is an actuator here.
+        check_actuator(ctx, step, scope, parts, kind, why=why)
     match action:
         case AlertAction():
             check_severity(ctx, action.severity, scope, (*body, "severity"), "alert")

@@ -24,10 +24,17 @@ __all__ = ["check_actuator", "check_severity"]
 
 
 def check_actuator(
-    ctx: CheckContext, step: ActionStep, scope: Scope, parts: tuple[PathPart, ...], kind: str
+    ctx: CheckContext,
+    step: ActionStep,
+    scope: Scope,
+    parts: tuple[PathPart, ...],
+    kind: str,
+    *,
+    why: str | None = None,
 ) -> None:
     """Refuse an action that moves things where no plain rule or person's answer clears it."""
-    what = _describe_actuator(step)
+    # ``why``: the site's reason when the host, not the contract, found that it moves things.
+    what = why or _describe_actuator(step)
     if scope.ai is not None:
         ctx.report(
             "WF-SAFETY-ACTUATOR-AFTER-AI",
