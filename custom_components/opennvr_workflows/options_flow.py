@@ -8,7 +8,7 @@ and Ollama settings chosen when the site was added.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import probatio as vol
@@ -35,6 +35,7 @@ from .const import (
     CONF_CAMERA_ROLES,
     CONF_DEFAULT_LIMITS,
     CONF_MODEL_ALLOW_LIST,
+    CONF_MOVING_WEBHOOKS,
     CONF_SITE_FACTS,
     CONF_SITE_LISTS,
     CONF_TOOL_POLICY,
@@ -96,24 +97,54 @@ def format_site_lists(lists: Mapping[str, list[str]]) -> str:
     return "\n".join(f"{name}: {', '.join(items)}" for name, items in lists.items())
 
 
+#: The mark after a webhook's address that says the destination moves things (a gate, a
+#: relay): a workflow step sending to it is an actuator. Without it a destination informs.
+MOVES_MARK = "!moves"
+
+
 def parse_webhooks(text: str) -> tuple[dict[str, str], str | None]:
-    """One destination per line, ``name: https://...``. Returns the destinations, or the
-    first problem as ``"line N: ..."``."""
+    """One destination per line, ``name: https://...``, with ``!moves`` after the address
+    when the destination moves things. Returns the destinations, or the first problem as
+    ``"line N: ..."`` (:func:`moving_webhooks` reads the marks)."""
+    hooks, _moving, problem = _parse_webhooks(text)
+    return hooks, problem
+
+
+def moving_webhooks(text: str) -> list[str]:
+    """The destinations of ``text`` marked ``!moves``, in order."""
+    return _parse_webhooks(text)[1]
+
+
+def format_webhooks(hooks: Mapping[str, str], moving: Sequence[str]) -> str:
+    return "\n".join(
+        f"{name}: {url} {MOVES_MARK}" if name in moving else f"{name}: {url}"
+        for name, url in hooks.items()
+    )
+
+
+def _parse_webhooks(text: str) -> tuple[dict[str, str], list[str], str | None]:
     hooks: dict[str, str] = {}
+    moving: list[str] = []
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
         name, sep, url = line.partition(":")
         name, url = name.strip().lower(), url.strip()
+        address, _, mark = url.partition(" ")
+        if mark.strip().lower() == MOVES_MARK:
+            url = address
+            moving.append(name)
+        elif mark.strip():
+            return {}, [], f"line {number}: after the address, only '{MOVES_MARK}' may follow"
         if not sep or not LIST_NAME_PATTERN.match(name):
-            return {}, f"line {number}: write it as 'name: https://host/path'"
+            return {}, [], f"line {number}: write it as 'name: https://host/path'"
         if not url.startswith(("http://", "https://")) or len(url.split("//", 1)[1]) < 1:
-            return {}, f"line {number}: the address must start with http:// or https://"
+            return {}, [], f"line {number}: the address must start with http:// or https://"
         if name in hooks:
-            return {}, f"line {number}: the destination '{name}' is already defined"
+            return {}, [], f"line {number}: the destination '{name}' is already defined"
         hooks[name] = url
-    return hooks, None
+    return hooks, moving, None
 
 
 class OpenNVRWorkflowsOptionsFlow(TransportAndAISteps, OptionsFlowWithReload):
@@ -303,15 +334,21 @@ class OpenNVRWorkflowsOptionsFlow(TransportAndAISteps, OptionsFlowWithReload):
                     for m in user_input.get(CONF_MODEL_ALLOW_LIST, "").replace(",", "\n").split()
                     if m.strip()
                 ]
-                return self._save({CONF_WEBHOOKS: hooks, CONF_MODEL_ALLOW_LIST: models})
+                return self._save(
+                    {
+                        CONF_WEBHOOKS: hooks,
+                        CONF_MOVING_WEBHOOKS: moving_webhooks(user_input.get(CONF_WEBHOOKS, "")),
+                        CONF_MODEL_ALLOW_LIST: models,
+                    }
+                )
         options = self._options
         schema = vol.Schema(
             {
                 vol.Optional(
                     CONF_WEBHOOKS,
                     description={
-                        "suggested_value": "\n".join(
-                            f"{k}: {v}" for k, v in options.get(CONF_WEBHOOKS, {}).items()
+                        "suggested_value": format_webhooks(
+                            options.get(CONF_WEBHOOKS, {}), options.get(CONF_MOVING_WEBHOOKS, [])
                         )
                     },
                 ): _multiline(),

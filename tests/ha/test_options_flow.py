@@ -19,6 +19,7 @@ from custom_components.opennvr_workflows.const import (
     CONF_DEFAULT_LIMITS,
     CONF_HARDWARE,
     CONF_MODEL_ALLOW_LIST,
+    CONF_MOVING_WEBHOOKS,
     CONF_MQTT_HOST,
     CONF_MQTT_PASSWORD,
     CONF_MQTT_PORT,
@@ -158,12 +159,35 @@ async def test_destinations(
     result = await hass.config_entries.options.async_configure(
         result["flow_id"],
         {
-            "webhooks": "# the helpdesk\nTickets: https://desk.example/hook",
+            "webhooks": "# the helpdesk\nTickets: https://desk.example/hook\n"
+            "gate: https://relay.example/open !moves",
             "model_allow_list": "llava:7b, qwen2.5vl:7b\ngemma3:4b",
         },
     )
     await _saved(hass, result, setup_entry)
-    assert setup_entry.options[CONF_WEBHOOKS] == {"tickets": "https://desk.example/hook"}
+    assert setup_entry.options[CONF_WEBHOOKS] == {
+        "tickets": "https://desk.example/hook",
+        "gate": "https://relay.example/open",
+    }
+    # The gate moves things; the helpdesk only informs, as every unmarked destination.
+    assert setup_entry.options[CONF_MOVING_WEBHOOKS] == ["gate"]
+    host = setup_entry.runtime_data.workflows
+    assert host.settings.moving_webhooks == frozenset({"gate"})
+    # The page shows the mark again, and an unknown word after an address is refused.
+    result = await _open(hass, setup_entry, "destinations")
+    suggested = next(
+        k.description["suggested_value"] for k in result["data_schema"].schema if k == "webhooks"
+    )
+    assert suggested.splitlines() == [
+        "tickets: https://desk.example/hook",
+        "gate: https://relay.example/open !moves",
+    ]
+    result = await hass.config_entries.options.async_configure(
+        result["flow_id"], {"webhooks": "gate: https://relay.example/open !move"}
+    )
+    assert result["description_placeholders"]["problem"] == (
+        "line 1: after the address, only '!moves' may follow"
+    )
     assert setup_entry.options[CONF_MODEL_ALLOW_LIST] == ["llava:7b", "qwen2.5vl:7b", "gemma3:4b"]
 
 
