@@ -12,6 +12,7 @@ was tried. Used by tests/workflow/test_standalone.py and scripts/bench_cli.py.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tomllib
@@ -153,10 +154,24 @@ class IsolatedRun:
     loaded: list[str]
 
 
-def isolated_command(site: Path, target: str, argv0: str, *args: str) -> list[str]:
-    """The command line of an isolated run (``target``: ``module:function`` or a script)."""
+def isolated_command(
+    site: Path, target: str, argv0: str, *args: str, env: Mapping[str, str] | None = None
+) -> list[str]:
+    """The command line of an isolated run (``target``: ``module:function`` or a script).
+
+    ``-I`` ignores every ``PYTHON*`` variable, so the two that say where bytecode goes
+    (``PYTHONDONTWRITEBYTECODE``, ``PYTHONPYCACHEPREFIX``, read from ``env`` or this process's
+    environment) are passed on as options: an isolated run writes bytecode where any other
+    run of this environment would, and nowhere else.
+    """
+    env = os.environ if env is None else env
+    options = ["-I", "-S"]
+    if env.get("PYTHONDONTWRITEBYTECODE"):
+        options.append("-B")
+    if env.get("PYTHONPYCACHEPREFIX"):
+        options += ["-X", f"pycache_prefix={env['PYTHONPYCACHEPREFIX']}"]
     runner = _RUNNER.replace("FORBIDDEN", repr(json.dumps(FORBIDDEN))).replace("MARK", _MARK)
-    return [sys.executable, "-I", "-S", "-c", runner, str(site), target, argv0, *args]
+    return [sys.executable, *options, "-c", runner, str(site), target, argv0, *args]
 
 
 def run_isolated(site: Path, target: str, argv0: str, *args: str) -> IsolatedRun:
