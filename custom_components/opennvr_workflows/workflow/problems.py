@@ -106,6 +106,8 @@ CODES: dict[str, str] = {
     "WF-EVENT-UNKNOWN": "an event that is not one of OpenNVR's contracted events (warning)",
     "WF-PORTABILITY-HA-TARGET": "a Home Assistant target names this home's entities (warning)",
     "WF-STATE-ON": "a file that turns itself on when imported (warning)",
+    "WF-IF-ALWAYS-TRUE": "an `if` that can never be false (warning)",
+    "WF-IF-NEVER-TRUE": "an `if` condition that can never be true (warning)",
     "WF-NEEDS-MISSING": "the workflow uses a skill it does not list in `needs` (warning)",
     "WF-ASK-PATH-MISSING": "a reply, or `no_answer`, without a path: the run ends there (warning)",
 }

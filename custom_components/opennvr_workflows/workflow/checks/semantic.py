@@ -13,6 +13,7 @@ from ..problems import Problem
 from ..site import SiteProfile
 from ..vocabulary import MAX_STEPS, trigger_placeholders
 from .conditions import check_condition
+from .constant_ifs import check_constant_ifs
 from .context import CheckContext, Locator, no_location
 from .duration_ranges import check_duration
 from .flow import check_steps
@@ -57,5 +58,6 @@ def check_workflow(
             "seven read best: split it into several workflows)",
             (),
         )
+    check_constant_ifs(ctx)
     check_needs(ctx)
     return ctx.problems
