@@ -139,9 +139,6 @@ CASES: dict[str, Case] = {
         lists={"expected": ["CD456"]},
         event={"plate": "AB123"},
     ),
-    "list-no-such-list": Case(
-        m.ListCondition("plate", "expected"), False, event={"plate": "AB123"}
-    ),
     "list-value-missing": Case(
         m.ListCondition("plate", "expected"), False, lists={"expected": ["None", ""]}
     ),

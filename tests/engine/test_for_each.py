@@ -218,6 +218,7 @@ async def test_an_empty_list_runs_no_item_and_the_flow_goes_on(
     effects: FakeEffects,
     open_db: Callable[[], sqlite3.Connection],
 ) -> None:
+    effects.lists = {"visitors": []}
     wf = looping(
         m.ForEachList("visitors"),
         (log("{item}"),),

@@ -33,6 +33,7 @@ from .ports import (
     Effects,
     ProviderUnavailable,
     RunContext,
+    SiteCameras,
     SystemClock,
 )
 from .records import ApprovalRecord, EngineStats, EngineUpdate, WorkflowStatus
@@ -61,6 +62,7 @@ __all__ = [
     "NvrEvent",
     "ProviderUnavailable",
     "RunContext",
+    "SiteCameras",
     "Started",
     "StoreCorruptError",
     "StoreError",

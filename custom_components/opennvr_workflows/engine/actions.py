@@ -6,6 +6,11 @@ twice; a replay that finds an intent without a result marks the step
 ``unknown`` and raises an alert instead (RFC section 8, point 5). Other
 effects are sent again with the same idempotency key. In Test, nothing is
 performed: the step records what it *would have* done.
+
+Whether an effect carries AI output is decided here too (:mod:`.taint`): such an
+effect is labelled ``ai_derived`` for the host, its run is remembered as one that
+emitted AI output, and in a run an AI-derived event started, an action that moves
+things without a person's reply on its path is refused.
 """
 
 from __future__ import annotations
@@ -28,7 +33,8 @@ from .ports import (
 from .recorder import StepRecorder, run_context
 from .records import SETTLED, ActiveRun, StepRecord
 from .render import render, render_json
-from .steps import Decider, ProviderLost, Waiting
+from .steps import Decider, Lineage, ProviderLost, Refused, Waiting
+from .taint import placeholders
 from .trust import cap_severity
 
 if TYPE_CHECKING:
@@ -77,7 +83,7 @@ class ActionSteps:
         action: model.Action,
         path: str,
         values: dict[str, Any],
-        decider: Decider,
+        lineage: Lineage,
     ) -> None:
         """Act once (recorded before and after), or note what Test would have done."""
         kind = action_kind(action)
@@ -87,8 +93,13 @@ class ActionSteps:
         if isinstance(action, model.WaitAction):
             await self._wait(run, action, path, rec)
             return
-        request = self._request(run, action, values, decider)
+        derived = ai_derived(run, action, values, lineage)
+        request = self._request(run, action, values, lineage.decider, derived)
         summary = request_summary(request)
+        if run.ai_derived and moves_things(action) and lineage.person is None:
+            self._refuse(run, path, kind, summary)
+        if derived and not run.test:
+            self.e.ai_runs.add(run.correlation_id)
         if run.test:
             self._recorder.record(run, path, kind, "would_have", outcome="done", inputs=summary)
             return
@@ -108,7 +119,7 @@ class ActionSteps:
             return
         self._recorder.record(run, path, kind, "intent" if once else "running", inputs=summary)
         await self.e.store.flush()
-        ctx = run_context(run, path)
+        ctx = run_context(run, path, ai_derived=derived)
         try:
             result = await self._perform(ctx, action, request)
         except ProviderUnavailable as err:
@@ -126,12 +137,32 @@ class ActionSteps:
             run, path, kind, "done", outcome="done", result=dict(result) if result else {}
         )
 
+    def _refuse(self, run: ActiveRun, path: str, kind: str, summary: dict[str, Any]) -> None:
+        """Trace the refused actuator and stop the run; its workflow needs attention."""
+        reason = (
+            f"{kind} moves things, and this run was started by an event that carries an "
+            "AI's output (an alert or event a workflow raised from an AI decision), with no "
+            "person's reply on this step's path; AI informs, people and plain rules move "
+            "things. Put an ask_person before it in this workflow and place it on a reply path"
+        )
+        self._recorder.record(
+            run,
+            path,
+            kind,
+            "refused",
+            outcome="done",
+            inputs=summary,
+            result={"error": reason, "ai_derived_trigger": True},
+        )
+        raise Refused(path, reason)
+
     def _request(
         self,
         run: ActiveRun,
         action: model.Action,
         values: Mapping[str, Any],
         decider: Decider,
+        derived: bool = False,
     ) -> AlertRequest | ActionRequest:
         camera = values.get("camera")
         role = str(camera) if camera is not None else None
@@ -152,6 +183,7 @@ class ActionSteps:
                     camera_id=camera_id,
                     attach=tuple(action.attach),
                     capped_by=capped_by,
+                    ai_derived=derived,
                 )
             case model.NotifyAction():
                 params: dict[str, Any] = {
@@ -246,6 +278,18 @@ class ActionSteps:
         raise Waiting
 
 
+def ai_derived(
+    run: ActiveRun, action: model.Action, values: Mapping[str, Any], lineage: Lineage
+) -> bool:
+    """Whether the action carries AI output: its run is AI-derived, an AI step chose its
+    path with no person's answer since, or its text or data reads a value an AI step
+    defined."""
+    if run.ai_derived or lineage.ai is not None:
+        return True
+    names = run.ai_names or frozenset()
+    return any(name in values for name in placeholders(action) & names)
+
+
 def request_summary(request: AlertRequest | ActionRequest) -> dict[str, Any]:
     if isinstance(request, AlertRequest):
         return {
@@ -256,6 +300,7 @@ def request_summary(request: AlertRequest | ActionRequest) -> dict[str, Any]:
             "camera": request.camera,
             "attach": list(request.attach),
             "capped_by": request.capped_by,
+            **({"ai_derived": True} if request.ai_derived else {}),
         }
     return {"kind": request.kind, "camera": request.camera, **dict(request.params)}
 

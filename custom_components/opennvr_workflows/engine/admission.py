@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Final
 
 from ..workflow import model
@@ -172,6 +173,11 @@ class Admission:
     ) -> ActiveRun:
         run_id = uuid.uuid4().hex
         correlation_id = f"{entry.workflow_id}/{run_id}"
+        if not event.ai_derived and self.e.ai_runs.event_is_derived(event):
+            # Stored with the run's trigger, so a resume after a restart knows it too.
+            event = replace(event, ai_derived=True)
+        if event.ai_derived:
+            self.e.ai_runs.add(correlation_id)
         run = ActiveRun(
             run_id=run_id,
             workflow_id=entry.workflow_id,

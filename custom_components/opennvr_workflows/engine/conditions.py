@@ -3,6 +3,11 @@
 A gate's result is recorded like any step, so a replay takes the branch that
 was taken the first time even if the time of day, the site mode or a list has
 changed since.
+
+A condition on something the site does not have fails closed: a site list that
+does not exist (``not_in`` an empty list would hold for everything) or a camera
+role no camera is mapped to stops the run with the reason, and the workflow
+needs attention, as when a provider is lost. It never quietly reads as false.
 """
 
 from __future__ import annotations
@@ -11,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..workflow import model
-from .ports import ProviderUnavailable
+from .ports import ProviderUnavailable, SiteCameras
 from .recorder import StepRecorder
 from .records import SETTLED, ActiveRun
 from .schedule import in_window
@@ -42,7 +47,7 @@ class Conditions:
             return rec.outcome == "true"
         try:
             results = [await self._condition(c, values) for c in conditions]
-        except ProviderUnavailable as err:
+        except (ProviderUnavailable, LookupError) as err:
             self._recorder.record(
                 run, path, "if", "failed", outcome="false", result={"error": str(err)}
             )
@@ -65,6 +70,7 @@ class Conditions:
             case model.SiteModeCondition(modes=modes):
                 return (await self.e.effects.site_mode()) in modes
             case model.CameraCondition(roles=roles):
+                require_camera_roles(self.e.effects, roles)
                 return values.get("camera") in roles
             case model.ValueCondition():
                 return value_ok(cond, values.get(cond.name))
@@ -74,6 +80,24 @@ class Conditions:
                 found = value is not None and str(value).casefold() in entries
                 return found != negate
         return False
+
+
+def require_camera_roles(effects: object, roles: Sequence[str]) -> None:
+    """Raise :class:`ProviderUnavailable` naming a role the site does not map, when
+    the host says which roles it maps (:class:`~.ports.SiteCameras`)."""
+    if not roles or not isinstance(effects, SiteCameras):
+        return
+    mapped = effects.mapped_camera_roles()
+    if mapped is None:
+        return
+    missing = [role for role in roles if role not in mapped]
+    if missing:
+        names = ", ".join(repr(role) for role in missing)
+        raise ProviderUnavailable(
+            f"the camera role {names} is not mapped to a camera on this site"
+            if len(missing) == 1
+            else f"the camera roles {names} are not mapped to a camera on this site"
+        )
 
 
 def value_ok(cond: model.ValueCondition, value: Any) -> bool:

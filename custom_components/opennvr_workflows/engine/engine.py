@@ -57,6 +57,7 @@ from .restore import (
 from .retention import prune_before, prune_every
 from .starting import Started, trigger_event
 from .store import Store
+from .taint import AiRuns
 from .trust import Accuracy
 from .updates import Updates
 from .versions import loads
@@ -98,6 +99,8 @@ class Engine:
         self.max_chain_depth = max_chain_depth
         self.lock_timeout_s = lock_timeout_s
         self.stats = EngineStats()
+        #: Runs whose effects carried AI output, by correlation id (see :mod:`.taint`).
+        self.ai_runs = AiRuns()
         self._store: Store | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._started = False
@@ -155,6 +158,9 @@ class Engine:
         self._catalog.ensure_schedules()
         restore_approvals(loaded, self.approvals)
         restore_runs(loaded, self, self._catalog, self._runs)
+        for run in self._runs.values():
+            if run.ai_derived:
+                self.ai_runs.add(run.correlation_id)
         self._tasks.append(self.spawn_task(self._due.run(), "workflow scheduler"))
         if self.retention_interval_s > 0:
             self._tasks.append(self.spawn_task(prune_every(self), "workflow retention"))
@@ -282,6 +288,7 @@ class Engine:
         message: str | None = None,
         user: str | None = None,
         chain: tuple[str, ...] = (),
+        ai_derived: bool = False,
     ) -> Started:
         """Start a run of one named workflow now (the run_workflow action).
 
@@ -291,8 +298,9 @@ class Engine:
         any event: an Off workflow does not start, a Test one runs in Test, a
         cooldown drops the start (counted), a run going for the same camera is
         joined. ``chain`` is the runs that led to this call, so a workflow that
-        starts itself stops at the depth limit. Raises
-        :class:`UnknownWorkflowError`."""
+        starts itself stops at the depth limit; a run it starts is AI-derived when
+        ``ai_derived`` says so or any run of the chain carried AI output (see
+        :mod:`.taint`). Raises :class:`UnknownWorkflowError`."""
         entry = self._catalog.entries.get(workflow_id)
         if entry is None:
             raise UnknownWorkflowError(f"no workflow {workflow_id!r}")
@@ -304,6 +312,7 @@ class Engine:
             message=message,
             user=user,
             chain=chain,
+            ai_derived=ai_derived,
         )
         self.stats.events += 1
         return self._admission.start_now(workflow_id, event)

@@ -70,6 +70,12 @@ class NvrEvent:
     plus the run's own id. Its length is the event's chain depth; the engine
     refuses to start a run deeper than the workflow's limit and a workflow
     ignores events whose last link is one of its own runs.
+
+    ``ai_derived`` says the event carries an AI's decision or text: an alert a run raised
+    on a path an AI step chose, or rendering what an AI step said, or anything a run
+    started by such an event raised. A run it starts reads its trigger's fields as
+    AI output, so nothing in that run moves things without a person's reply in it (see
+    :mod:`.taint`).
     """
 
     kind: str
@@ -88,6 +94,7 @@ class NvrEvent:
     correlation_id: str | None = None
     chain: tuple[str, ...] = ()
     payload: Mapping[str, Any] = field(default=_EMPTY)
+    ai_derived: bool = False
 
     def __post_init__(self) -> None:
         if self.time.tzinfo is None:
@@ -127,6 +134,8 @@ class NvrEvent:
             out["chain"] = list(self.chain)
         if self.payload:
             out["payload"] = dict(self.payload)
+        if self.ai_derived:
+            out["ai_derived"] = True
         return out
 
     @classmethod
@@ -149,4 +158,5 @@ class NvrEvent:
             correlation_id=data.get("correlation_id"),
             chain=tuple(data.get("chain", ())),
             payload=MappingProxyType(dict(data.get("payload", {}))),
+            ai_derived=data.get("ai_derived") is True,
         )

@@ -3,6 +3,8 @@
 The items are recorded before the first iteration, so a replay walks the same
 items even if the list or the events changed meanwhile; each item's branch is
 an ordinary path (``<path>.<index>``), recorded and replayed like any other.
+Items from something the site does not have (a list that does not exist, a
+camera role no camera is mapped to) stop the run rather than read as none.
 """
 
 from __future__ import annotations
@@ -12,16 +14,17 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..workflow import model
+from .conditions import require_camera_roles
 from .ports import ProviderUnavailable
 from .recorder import StepRecorder
 from .records import SETTLED, ActiveRun
-from .steps import Decider, ProviderLost
+from .steps import Lineage, ProviderLost
 
 if TYPE_CHECKING:
     from .engine import Engine
 
-#: The path walk: run ``steps`` under a path prefix with these values and decider.
-Walk = Callable[[ActiveRun, Sequence[model.Step], str, dict[str, Any], Decider], Awaitable[None]]
+#: The path walk: run ``steps`` under a path prefix with these values and lineage.
+Walk = Callable[[ActiveRun, Sequence[model.Step], str, dict[str, Any], Lineage], Awaitable[None]]
 
 
 class ForEachSteps:
@@ -38,7 +41,7 @@ class ForEachSteps:
         step: model.ForEachStep,
         path: str,
         values: dict[str, Any],
-        decider: Decider,
+        lineage: Lineage,
     ) -> None:
         """Walk the step's branch once per item, collecting a line per item."""
         rec = run.steps.get(path)
@@ -51,7 +54,7 @@ class ForEachSteps:
         else:
             try:
                 items = (await self._items(step))[: step.max_items]
-            except ProviderUnavailable as err:
+            except (ProviderUnavailable, LookupError) as err:
                 self._recorder.record(
                     run, path, "for_each", "failed", outcome="done", result={"error": str(err)}
                 )
@@ -67,7 +70,7 @@ class ForEachSteps:
             elif isinstance(item, Mapping):
                 scope["camera"] = item.get("camera", scope.get("camera"))
                 scope["event_type"] = item.get("event_type")
-            await self._walk(run, step.steps, f"{path}.{j}", scope, decider)
+            await self._walk(run, step.steps, f"{path}.{j}", scope, lineage)
             if step.collect:
                 label = scope[step.as_name]
                 reason = scope.get("reason")
@@ -81,10 +84,12 @@ class ForEachSteps:
     async def _items(self, step: model.ForEachStep) -> list[Any]:
         match step.items:
             case model.ForEachCameras(cameras=cameras):
+                require_camera_roles(self.e.effects, cameras)
                 return list(cameras)
             case model.ForEachList(list_name=name):
                 return [str(v) for v in await self.e.effects.site_list(name)]
             case model.ForEachEvents(within_s=within_s, cameras=cameras):
+                require_camera_roles(self.e.effects, cameras)
                 events = await self.e.effects.recent_events(cameras, within_s)
                 return [json.loads(json.dumps(dict(ev), default=str)) for ev in events]
         return []

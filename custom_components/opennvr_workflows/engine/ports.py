@@ -12,13 +12,16 @@ step of one run (``run_id`` plus the step's path), so a host can drop a
 repeat of a notification the engine re-sent after a restart. Its
 ``correlation_id`` and ``chain`` must travel on everything the effect emits,
 so an alert a run raised comes back as an event the engine can trace to it.
+Its ``ai_derived`` says the effect carries an AI's decision or text; an event the
+effect emits must carry it too (``NvrEvent.ai_derived``), so a workflow that
+starts on it treats what it reads as AI output.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from types import MappingProxyType
@@ -55,6 +58,7 @@ class RunContext:
     step_path: str
     test: bool
     trigger: NvrEvent
+    ai_derived: bool = False
 
     @property
     def key(self) -> str:
@@ -75,6 +79,7 @@ class AlertRequest:
     camera_id: str | None = None
     attach: tuple[str, ...] = ()
     capped_by: str | None = None
+    ai_derived: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,7 +202,11 @@ class Effects(Protocol):
         """The current site mode, for ``if: site_mode`` (read)."""
 
     async def site_list(self, name: str) -> Sequence[str]:
-        """A site list's entries, for ``if: in_list`` and ``for_each`` (read)."""
+        """A site list's entries, for ``if: in_list`` and ``for_each`` (read).
+
+        A list the site does not have raises :class:`ProviderUnavailable`, never
+        reads as empty: ``not_in`` an empty list is true for everything, so a rule
+        meant to keep blocked plates out would let them in."""
 
     async def recent_events(
         self, cameras: Sequence[str], within_s: float
@@ -205,6 +214,18 @@ class Effects(Protocol):
         """Stored events of the last ``within_s`` seconds on these camera roles
         (empty: all), for ``for_each: events`` (read). Each mapping should have
         ``camera`` (role) and ``event_type``."""
+
+
+@runtime_checkable
+class SiteCameras(Protocol):
+    """Optionally implemented by :class:`Effects`: the camera roles the site maps.
+
+    When the host implements it, a condition or a ``for_each`` on a role that is
+    not mapped stops the run (the workflow needs attention) instead of quietly
+    reading as false or as no events."""
+
+    def mapped_camera_roles(self) -> Collection[str] | None:
+        """The camera roles mapped to a camera on this site now (None: not known)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,8 +36,9 @@ def dumps(value: Any) -> str | None:
     return None if value is None else json.dumps(value, default=str, separators=(",", ":"))
 
 
-def run_context(run: ActiveRun, path: str) -> RunContext:
-    """What the host's effects and the AI port learn about the step calling them."""
+def run_context(run: ActiveRun, path: str, *, ai_derived: bool | None = None) -> RunContext:
+    """What the host's effects and the AI port learn about the step calling them;
+    ``ai_derived`` (default: the run's) says the effect carries AI output."""
     return RunContext(
         workflow_id=run.workflow_id,
         workflow_name=run.workflow.name,
@@ -48,6 +49,7 @@ def run_context(run: ActiveRun, path: str) -> RunContext:
         step_path=path,
         test=run.test,
         trigger=run.event,
+        ai_derived=run.ai_derived if ai_derived is None else ai_derived,
     )
 
 

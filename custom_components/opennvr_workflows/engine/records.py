@@ -91,10 +91,18 @@ class ActiveRun:
     #: AI steps draw from ``ai_budget`` instead of the hourly allowance.
     trial: bool = False
     ai_budget: AiBudget | None = None
+    #: The placeholders AI steps of ``workflow`` define (:func:`.taint.ai_names`), once.
+    ai_names: frozenset[str] | None = None
 
     @property
     def depth(self) -> int:
         return len(self.chain)
+
+    @property
+    def ai_derived(self) -> bool:
+        """Started by an event that carries AI output (see :mod:`.taint`): every
+        trigger field is AI output, and moving things needs a person's reply."""
+        return self.event.ai_derived
 
 
 @dataclass(frozen=True, slots=True)

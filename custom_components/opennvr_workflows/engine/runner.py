@@ -38,7 +38,8 @@ from .conditions import Conditions
 from .for_each import ForEachSteps
 from .recorder import StepRecorder
 from .records import ActiveRun
-from .steps import PERSON, RULE, WORLD, Decider, ProviderLost, event_values
+from .steps import Lineage, ProviderLost, event_values
+from .taint import ai_names
 
 if TYPE_CHECKING:
     from .engine import Engine
@@ -60,13 +61,15 @@ class Runner:
         """Advance ``run`` as far as it can go. Raises :class:`~.steps.Waiting`
         or :class:`~.steps.ProviderLost`; returns when the run is complete."""
         wf = run.workflow
+        if run.ai_names is None:
+            run.ai_names = ai_names(wf)
         values = event_values(run.event)
         ok = True
         if wf.conditions:
             ok = await self._conditions.gate(run, "if", wf.conditions, values)
         if ok:
-            await self._walk(run, wf.then, "then", values, WORLD)
-            await self._walk(run, wf.always, "always", values, WORLD)
+            await self._walk(run, wf.then, "then", values, Lineage())
+            await self._walk(run, wf.always, "always", values, Lineage())
         run.status = "done"
 
     async def _walk(
@@ -75,11 +78,11 @@ class Runner:
         steps: Sequence[model.Step],
         prefix: str,
         values: dict[str, Any],
-        decider: Decider,
+        lineage: Lineage,
     ) -> None:
         for i, step in enumerate(steps):
             path = f"{prefix}.{i}"
-            outcome, branch = await self._step(run, step, path, values, decider)
+            outcome, branch = await self._step(run, step, path, values, lineage)
             paths: Mapping[str, tuple[model.Step, ...]] | None = getattr(step, "paths", None)
             if paths is not None and outcome is not None and outcome in paths:
                 await self._walk(run, paths[outcome], f"{path}.{outcome}", values, branch)
@@ -90,24 +93,32 @@ class Runner:
         step: model.Step,
         path: str,
         values: dict[str, Any],
-        decider: Decider,
-    ) -> tuple[str | None, Decider]:
+        lineage: Lineage,
+    ) -> tuple[str | None, Lineage]:
         if run.first_step_at is None:
             run.first_step_at = self.e.clock.monotonic()
         match step:
             case model.ActionStep(action=action):
-                await self._actions.run(run, action, path, values, decider)
-                return "done", decider
+                await self._actions.run(run, action, path, values, lineage)
+                return "done", lineage
             case model.IfStep(conditions=conditions):
                 ok = await self._conditions.gate(run, path, conditions, values)
-                return ("true" if ok else "false"), RULE
+                return ("true" if ok else "false"), lineage.by_rule()
             case model.AIStep():
-                return await self._ai.run(run, step, path, values)
+                outcome, decider = await self._ai.run(run, step, path, values)
+                return outcome, lineage.by_ai(decider, path)
             case model.AskPersonStep():
-                return await self._asking.ask(run, step, path, values), PERSON
+                outcome = await self._asking.ask(run, step, path, values)
+                return outcome, lineage.by_person(path, _answered(run, path))
             case model.ForEachStep():
-                await self._for_each.run(run, step, path, values, decider)
-                return "done", decider
+                await self._for_each.run(run, step, path, values, lineage)
+                return "done", lineage
             case model.CallStep():
                 raise ProviderLost(path, "call steps are not available in this integration yet")
         raise ProviderLost(path, f"unknown step {type(step).__name__}")
+
+
+def _answered(run: ActiveRun, path: str) -> bool:
+    """Whether a person's reply (not a timeout, not Test's default) chose the outcome."""
+    rec = run.steps.get(path)
+    return rec is not None and (rec.result or {}).get("status") == "answered"

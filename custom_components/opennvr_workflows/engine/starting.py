@@ -50,6 +50,7 @@ def trigger_event(
     user: str | None = None,
     source: EventSource = "action",
     chain: tuple[str, ...] = (),
+    ai_derived: bool = False,
 ) -> NvrEvent:
     """The event ``trigger`` would have produced, filled from ``variables``.
 
@@ -102,6 +103,7 @@ def trigger_event(
         track_id=_text(values.get("track")),
         chain=chain,
         payload=MappingProxyType(payload),
+        ai_derived=ai_derived,
     )
 
 

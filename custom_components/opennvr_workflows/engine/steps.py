@@ -1,13 +1,18 @@
-"""What every step executor shares: who decided a path, the two ways a run
-stops early, and the placeholders its trigger defines.
+"""What every step executor shares: who decided a path, the ways a run stops
+early, and the placeholders its trigger defines.
 
 The decider travels down the path walk because the trust rules need it: an
 alert on a path an AI step chose is capped by that step's marked accuracy,
-while one on a path the world, a rule or a person chose is not.
+while one on a path the world, a rule or a person chose is not. The
+:class:`Lineage` around it remembers more than the last decider: whether an AI
+step chose a path above this one with no person's answer since, and whether a
+person's real answer (not a timeout, not a default) did, since an ``if`` after
+either does not change what the path owes to them.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 from .events import NvrEvent
@@ -16,6 +21,34 @@ Decider = tuple[Literal["world", "ai", "person", "rule"], str | None]
 WORLD: Final[Decider] = ("world", None)
 RULE: Final[Decider] = ("rule", None)
 PERSON: Final[Decider] = ("person", None)
+
+
+@dataclass(frozen=True, slots=True)
+class Lineage:
+    """How the path a step stands on was chosen.
+
+    ``decider`` chose the innermost branch. ``ai`` is the path of the AI step that
+    chose a branch above, with no person's answer since; ``person`` the path of the
+    Ask a person step whose answer (a person's reply, not a timeout) chose a branch
+    above, with no AI decision since."""
+
+    decider: Decider = WORLD
+    ai: str | None = None
+    person: str | None = None
+
+    def by_rule(self) -> Lineage:
+        """An ``if`` chose the branch: it clears nothing and taints nothing."""
+        return Lineage(RULE, self.ai, self.person)
+
+    def by_ai(self, decider: Decider, path: str) -> Lineage:
+        """An AI step chose the branch: only a later person's answer clears it."""
+        return Lineage(decider, path, None)
+
+    def by_person(self, path: str, answered: bool) -> Lineage:
+        """An Ask a person step's outcome chose the branch; only an answer clears."""
+        if answered:
+            return Lineage(PERSON, None, path)
+        return Lineage(PERSON, self.ai, self.person)
 
 
 class Waiting(Exception):
@@ -29,6 +62,12 @@ class ProviderLost(Exception):
         super().__init__(f"{path}: {reason}")
         self.path = path
         self.reason = reason
+
+
+class Refused(ProviderLost):
+    """The engine refused a step (an actuator AI output could reach, a site list,
+    camera role or entity that does not exist): the run stops with the reason and
+    the workflow needs attention, as when a provider is lost."""
 
 
 def event_values(event: NvrEvent) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import heapq
 import itertools
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -86,7 +86,10 @@ class FakeEffects:
     :class:`ProviderUnavailable`; ``failing`` ones that raise RuntimeError.
     ``before``/``after`` hooks run around each recorded effect (a test can
     crash the process there). ``alerts_to`` feeds raised alerts back as
-    events, as the host does through OpenNVR."""
+    events, as the host does through OpenNVR (with the run's chain and its
+    ``ai_derived`` label). A list not in ``lists`` does not exist (reading it
+    raises :class:`ProviderUnavailable`, as the host does); ``camera_roles``, when
+    set, are the roles the site maps (:class:`~.ports.SiteCameras`)."""
 
     site_mode_value: str | None = "disarmed"
     lists: dict[str, list[str]] = field(default_factory=dict)
@@ -96,6 +99,7 @@ class FakeEffects:
     before: Callable[[str, RunContext | None], None] | None = None
     after: Callable[[str, RunContext | None], None] | None = None
     alerts_to: Callable[[NvrEvent], Any] | None = None
+    camera_roles: set[str] | None = None
     calls: list[Call] = field(default_factory=list)
     closed: list[tuple[str, str | None, str | None]] = field(default_factory=list)
 
@@ -127,6 +131,7 @@ class FakeEffects:
                 title=request.title,
                 correlation_id=ctx.correlation_id,
                 chain=ctx.chain,
+                ai_derived=ctx.ai_derived,
             )
             asyncio.get_running_loop().call_soon(self.alerts_to, event)
         return {"alert": len(self.calls)}
@@ -181,7 +186,12 @@ class FakeEffects:
         return self.site_mode_value
 
     async def site_list(self, name: str) -> Sequence[str]:
-        return list(self.lists.get(name, []))
+        if name not in self.lists:
+            raise ProviderUnavailable(f"the site list {name!r} does not exist")
+        return list(self.lists[name])
+
+    def mapped_camera_roles(self) -> Collection[str] | None:
+        return None if self.camera_roles is None else frozenset(self.camera_roles)
 
     async def recent_events(
         self, cameras: Sequence[str], within_s: float
