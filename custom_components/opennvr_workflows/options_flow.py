@@ -44,7 +44,7 @@ from .const import (
 )
 from .flow_steps import TransportAndAISteps, merge_options
 
-ROLE_PATTERN = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
+ROLE_PATTERN = re.compile(r"[a-z][a-z0-9_-]{0,31}")
 LIST_NAME_PATTERN = ROLE_PATTERN
 #: The spec's defaults (RFC section 2): cooldown 1 min, 30 runs an hour, 60 AI calls an
 #: hour, chain depth 3.
@@ -85,7 +85,7 @@ def parse_site_lists(text: str) -> tuple[dict[str, list[str]], str | None]:
             continue
         name, sep, items = line.partition(":")
         name = name.strip().lower()
-        if not sep or not LIST_NAME_PATTERN.match(name):
+        if not sep or not LIST_NAME_PATTERN.fullmatch(name):
             return {}, f"line {number}: write it as 'name: item, item'"
         if name in lists:
             return {}, f"line {number}: the list '{name}' is already defined"
@@ -137,7 +137,7 @@ def _parse_webhooks(text: str) -> tuple[dict[str, str], list[str], str | None]:
             moving.append(name)
         elif mark.strip():
             return {}, [], f"line {number}: after the address, only '{MOVES_MARK}' may follow"
-        if not sep or not LIST_NAME_PATTERN.match(name):
+        if not sep or not LIST_NAME_PATTERN.fullmatch(name):
             return {}, [], f"line {number}: write it as 'name: https://host/path'"
         if not url.startswith(("http://", "https://")) or len(url.split("//", 1)[1]) < 1:
             return {}, [], f"line {number}: the address must start with http:// or https://"
@@ -194,7 +194,7 @@ class OpenNVRWorkflowsOptionsFlow(TransportAndAISteps, OptionsFlowWithReload):
             roles: dict[str, str] = {}
             for label, camera_id in labels.items():
                 for role in parse_roles(user_input.get(label, "")):
-                    if not ROLE_PATTERN.match(role):
+                    if not ROLE_PATTERN.fullmatch(role):
                         errors[label] = "role_invalid"
                         placeholders["role"] = role
                     elif role in roles and roles[role] != camera_id:

@@ -44,7 +44,11 @@ from custom_components.opennvr_workflows.const import (
     TRANSPORT_NATS,
 )
 from custom_components.opennvr_workflows.flow_steps import CONF_SKIP_AI
-from custom_components.opennvr_workflows.options_flow import parse_site_lists
+from custom_components.opennvr_workflows.options_flow import (
+    LIST_NAME_PATTERN,
+    ROLE_PATTERN,
+    parse_site_lists,
+)
 from tests.fakes.brokers import Mosquitto, NatsServer, running
 from tests.fakes.ollama_server import FakeOllama
 from tests.fakes.opennvr_sim import OpenNVRSimulator
@@ -426,3 +430,13 @@ async def test_mqtt_password_is_never_shown_and_a_blank_one_keeps_the_stored(
         await _saved(hass, result, setup_entry)
         assert setup_entry.options[CONF_MQTT_PASSWORD] == "mqtt-pw-1"
         assert setup_entry.options[CONF_TRANSPORT] == TRANSPORT_MQTT
+
+
+@pytest.mark.parametrize("name", ["door\n", "door ", "door\u200b", "\u0434oor", "door\nx", ""])
+def test_role_and_list_names_match_as_a_whole(name: str) -> None:
+    assert ROLE_PATTERN.fullmatch("door")
+    assert ROLE_PATTERN.fullmatch(name) is None
+    assert LIST_NAME_PATTERN.fullmatch(name) is None
+    assert (
+        parse_site_lists(f"{name.strip()}x\u200b: a")[1] == "line 1: write it as 'name: item, item'"
+    )

@@ -11,9 +11,11 @@ installing, and ``python -m custom_components.opennvr_workflows.workflow`` runs 
 integration (which imports Home Assistant first).
 
 ``validate`` prints each problem as ``FILE:LINE:COL CODE message`` (warnings marked) and exits
-1 when any file has an error, 0 otherwise. It checks the contract alone unless told about a
-site: ``--skills a,b`` (the skills it has), ``--tools a,b`` (the AI tools its host implements)
-and ``--camera-roles a,b`` (the roles mapped to cameras), each checked only when given.
+1 when any file has an error, 0 otherwise; 2 when the validator itself failed on a file
+(``WF-VALIDATOR-CRASH``, the file named; the other files are still checked). It checks the
+contract alone unless told about a site: ``--skills a,b`` (the skills it has), ``--tools a,b``
+(the AI tools its host implements) and ``--camera-roles a,b`` (the roles mapped to cameras),
+each checked only when given.
 ``--format`` prints each valid file's canonical form.
 """
 
@@ -26,6 +28,7 @@ from pathlib import Path
 from typing import TextIO
 
 from . import SiteProfile, dump_workflow, schema_text, template_names, validate_text
+from .validate import CRASH_CODE
 
 __all__ = ["main"]
 
@@ -60,7 +63,9 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _validate(files: Sequence[Path], site: SiteProfile, show: bool, out: TextIO) -> int:
-    failed = False
+    """Check each file in turn; 2 when the validator failed on any file (the others are still
+    checked), else 1 when any file has an error, else 0."""
+    failed = crashed = False
     for path in files:
         name = str(path)
         try:
@@ -73,10 +78,11 @@ def _validate(files: Sequence[Path], site: SiteProfile, show: bool, out: TextIO)
         for problem in report.problems:
             print(problem.format(name), file=out)
         failed = failed or not report.ok
+        crashed = crashed or any(p.code == CRASH_CODE for p in report.problems)
         if show and report.workflow is not None:
             print(f"# {name}", file=out)
             print(dump_workflow(report.workflow), file=out, end="")
-    return 1 if failed else 0
+    return 2 if crashed else 1 if failed else 0
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:

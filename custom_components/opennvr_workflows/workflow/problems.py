@@ -34,8 +34,11 @@ CODES: dict[str, str] = {
     "WF-YAML-TAG": "explicit YAML tags are not allowed",
     "WF-YAML-KEY": "a mapping key is not plain text",
     "WF-YAML-NUMBER": "a number is not finite",
+    "WF-NUMBER-TOO-LARGE": "a number too large to be held exactly (or one that overflows)",
+    "WF-DATA-TYPE": "a value that is not plain data (text, number, true/false, list, mapping)",
     "WF-YAML-DOCUMENTS": "the file holds more or fewer than one YAML document",
     "WF-NOT-A-MAPPING": "the file is not a mapping of keys to values",
+    "WF-VALIDATOR-CRASH": "the validator failed on this file (a bug; command line exit status 2)",
     # The contract version
     "WF-CONTRACT-MISSING": "the file does not say which contract it follows",
     "WF-CONTRACT-UNSUPPORTED": "the file follows a contract other than workflow.v1",
@@ -95,6 +98,9 @@ CODES: dict[str, str] = {
     "WF-ASK-DEFAULT-UNKNOWN": "a default that is not one of the replies",
     "WF-ASK-DEFAULT-AND-NO-ANSWER": "both a default reply and a `no_answer` path",
     "WF-ASK-REPLY-DUPLICATE": "two replies that read the same",
+    # Names a person reads
+    "WF-NAME-CHARACTER": "a name holds a control, formatting or invisible character",
+    "WF-NAME-DUPLICATE": "two names in one list that read the same to a person",
     # Placeholders
     "WF-PLACEHOLDER-UNDEFINED": "a placeholder nothing on its path defines",
     "WF-PLACEHOLDER-SYNTAX": "a brace that does not open or close a placeholder",

@@ -12,21 +12,38 @@ to a code, ``x-code``/``x-message`` give a code and message outright, ``x-outcom
 the schema of an outcome path (any key of an AI or Ask a person step that is not one of its
 settings is read as the path of an outcome), and ``x-one-or-list`` a place that takes one value
 or a list of them (its errors are those of the form the author wrote).
+
+Four keywords are evaluated here rather than by the library, each for a reason:
+
+* ``pattern`` has the meaning the schema's own dialect (ECMA-262) gives it: ``$`` is the end of
+  the text, not "the end, or before a final newline" as in Python, and ``\\d`` is an ASCII
+  digit. A name followed by a newline, or written with Arabic-Indic digits, does not pass.
+* ``uniqueItems`` hashes a canonical form of each item (linear); the library compares every
+  pair of items it cannot sort (quadratic: a list of thousands of mappings took a minute).
+* ``items`` checks no more items than ``maxItems`` allows: the count is already an error, and
+  items past it would only add work and repeat errors.
+* a reference to a step counts the steps; past :data:`~.vocabulary.MAX_STEPS` one problem
+  says so and no further step is checked, so the schema's work is bounded by the contract's
+  caps, not by the size of the file.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+import re
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
 from functools import cache
 from importlib import resources
 from typing import Any
 
-from jsonschema import Draft202012Validator
+from jsonschema import Draft202012Validator, validators
+from jsonschema import _keywords as keywords
 from jsonschema.exceptions import ValidationError
 
 from .paths import PathPart, format_path
 from .problems import Problem
+from .vocabulary import MAX_STEPS
 from .yaml_loader import Located
 
 __all__ = ["SCHEMA_FILE", "load_schema", "schema_problems", "schema_text"]
@@ -74,11 +91,112 @@ def load_schema() -> dict[str, Any]:
     return schema
 
 
+_STEP_REF = "#/$defs/step"
+#: The steps the schema has met in the current validation (by identity, so a step reached
+#: twice through two subschemas counts once).
+_steps_seen: ContextVar[set[int] | None] = ContextVar("_steps_seen", default=None)
+
+
 @cache
-def _validator() -> Draft202012Validator:
+def ecma_pattern(pattern: str) -> re.Pattern[str]:
+    r"""``pattern`` (ECMA-262, the JSON Schema dialect) compiled to mean the same in Python:
+    ``$`` outside a character class is the end of the text (``\Z``), ``\d`` an ASCII digit."""
+    out: list[str] = []
+    in_class = False
+    i = 0
+    while i < len(pattern):
+        char = pattern[i]
+        if char == "\\" and i + 1 < len(pattern):
+            escaped = pattern[i + 1]
+            if escaped == "d":
+                out.append("0-9" if in_class else "[0-9]")
+            else:
+                out.append(char + escaped)
+            i += 2
+            continue
+        if char == "[" and not in_class:
+            in_class = True
+        elif char == "]" and in_class:
+            in_class = False
+        elif char == "$" and not in_class:
+            char = r"\Z"
+        out.append(char)
+        i += 1
+    return re.compile("".join(out))
+
+
+def _pattern(validator: Any, pattern: str, instance: object, schema: Any) -> Iterator[Any]:
+    if isinstance(instance, str) and not ecma_pattern(pattern).search(instance):
+        yield ValidationError(f"the text does not match {pattern!r}")
+
+
+def json_key(value: object) -> object:
+    """A hashable form of plain data that is equal exactly when JSON Schema calls two values
+    equal: ``1`` and ``1.0`` are, ``true`` and ``1`` are not; key order does not count."""
+    if isinstance(value, bool):
+        return ("bool", value)
+    if isinstance(value, int | float):
+        return ("number", value)
+    if isinstance(value, str):
+        return ("text", value)
+    if value is None:
+        return ("null",)
+    if isinstance(value, list | tuple):
+        return ("list", tuple(json_key(item) for item in value))
+    if isinstance(value, dict):
+        return ("map", frozenset((key, json_key(item)) for key, item in value.items()))
+    return ("object", id(value))
+
+
+def _unique_items(validator: Any, unique: bool, instance: object, schema: Any) -> Iterator[Any]:
+    if not unique or not isinstance(instance, list):
+        return
+    seen: set[object] = set()
+    for item in instance:
+        key = json_key(item)
+        if key in seen:
+            yield ValidationError("the list holds the same item twice")
+            return
+        seen.add(key)
+
+
+def _items(validator: Any, items: Any, instance: object, schema: Any) -> Iterator[Any]:
+    cap = schema.get("maxItems") if isinstance(schema, dict) else None
+    if isinstance(instance, list) and isinstance(cap, int) and len(instance) > cap:
+        instance = instance[:cap]
+    yield from _library_items(validator, items, instance, schema)
+
+
+def _ref(validator: Any, ref: str, instance: object, schema: Any) -> Iterator[Any]:
+    seen = _steps_seen.get()
+    if ref == _STEP_REF and seen is not None and id(instance) not in seen:
+        if len(seen) >= MAX_STEPS:
+            if len(seen) == MAX_STEPS:
+                seen.add(id(instance))
+                yield ValidationError(
+                    f"the workflow has more than {MAX_STEPS} steps; at most {MAX_STEPS} are "
+                    "allowed: split it into workflows that raise alerts for each other",
+                    validator="x-too-many-steps",
+                )
+            return
+        seen.add(id(instance))
+    yield from _library_ref(validator, ref, instance, schema)
+
+
+_library_items: Callable[..., Any] = keywords.items
+_library_ref: Callable[..., Any] = keywords.ref
+_extend: Callable[..., Any] = validators.extend
+_WorkflowValidator: Any = _extend(
+    Draft202012Validator,
+    {"pattern": _pattern, "uniqueItems": _unique_items, "items": _items, "$ref": _ref},
+)
+
+
+@cache
+def _validator() -> Any:
     # The schema is checked against the Draft 2020-12 metaschema by the tests, not here: that
     # check costs more than validating a dozen files, on every start of the command line.
-    return Draft202012Validator(load_schema())
+    return _WorkflowValidator(load_schema())
 
 
 def _describe(value: object) -> str:
@@ -118,6 +236,8 @@ def _leaf_errors(error: ValidationError) -> Iterator[ValidationError]:
 
 
 def _code(error: ValidationError) -> str:
+    if error.validator == "x-too-many-steps":
+        return "WF-TOO-MANY-STEPS"
     schema = error.schema if isinstance(error.schema, dict) else {}
     if "x-code" in schema:
         return str(schema["x-code"])
@@ -136,6 +256,8 @@ def _message(error: ValidationError, code: str, unknown_key: str = "") -> str:
     what = _what(error)
     if "x-message" in schema:
         return str(schema["x-message"])
+    if keyword == "x-too-many-steps":
+        return error.message
     if keyword == "additionalProperties":
         allowed = ", ".join(schema.get("properties", {}))
         names = repr(unknown_key)
@@ -262,7 +384,12 @@ def schema_problems(located: Located) -> list[Problem]:
     reported for it: the errors its would-be kinds raise would only repeat it.
     """
     raw: list[tuple[tuple[PathPart, ...], str, str, bool]] = []
-    for top in _validator().iter_errors(located.data):
+    token = _steps_seen.set(set())
+    try:
+        errors = list(_validator().iter_errors(located.data))
+    finally:
+        _steps_seen.reset(token)
+    for top in errors:
         for error in _leaf_errors(top):
             parts = tuple(error.absolute_path)
             code = _code(error)
@@ -286,7 +413,9 @@ def schema_problems(located: Located) -> list[Problem]:
 
 
 def _under_kind_error(parts: tuple[PathPart, ...], kind_paths: set[tuple[PathPart, ...]]) -> bool:
-    return any(parts[: len(k)] == k for k in kind_paths)
+    """Whether ``parts`` is, or lies under, one of ``kind_paths``: one set lookup per
+    prefix, so matching every error against every kind error stays linear."""
+    return any(parts[:end] in kind_paths for end in range(len(parts) + 1))
 
 
 def _counted(number: object, noun: str) -> str:

@@ -18,22 +18,36 @@ from .checks import check_workflow
 from .dump import workflow_to_data
 from .model import CONTRACT, Workflow
 from .parse import parse_workflow
+from .plain_data import plain_data_problems
 from .problems import Problem, Report, WorkflowInvalid
 from .schema import schema_problems
 from .site import SiteProfile
 from .yaml_loader import Located, Mark, load_yaml
 
-__all__ = ["load_workflow", "validate_data", "validate_text", "validate_workflow"]
+__all__ = [
+    "CRASH_CODE",
+    "load_workflow",
+    "validate_data",
+    "validate_text",
+    "validate_workflow",
+]
+
+#: The code of the one problem reported when the validator itself fails on a file.
+CRASH_CODE = "WF-VALIDATOR-CRASH"
 
 
 def validate_text(
     text: str, *, site: SiteProfile | None = None, skills: frozenset[str] | None = None
 ) -> Report:
     """Every problem of a workflow file's text; the model too when there are no errors."""
-    located, problems = load_yaml(text)
-    if located is None:
-        return Report.of(problems)
-    return _validate_located(located, _site(site, skills))
+    site = _site(site, skills)
+    try:
+        located, problems = load_yaml(text)
+        if located is None:
+            return Report.of(problems)
+        return _validate_located(located, site)
+    except Exception as err:  # a bug in a check must not become a traceback
+        return _crashed(err)
 
 
 def validate_data(
@@ -42,7 +56,25 @@ def validate_data(
     """Every problem of already-parsed workflow data (positions are 0:0)."""
     if not isinstance(data, Mapping):
         return Report.of([Problem("WF-NOT-A-MAPPING", "a workflow is a mapping of keys to values")])
-    return _validate_located(Located(dict(data)), _site(site, skills))
+    site = _site(site, skills)
+    try:
+        return _validate_located(Located(dict(data)), site)
+    except Exception as err:  # a bug in a check must not become a traceback
+        return _crashed(err)
+
+
+def _crashed(err: Exception) -> Report:
+    """The report of a validation that failed: the file is refused (the engine never runs
+    what was not fully checked), and the failure is named so it can be reported."""
+    return Report.of(
+        [
+            Problem(
+                CRASH_CODE,
+                f"the validator failed on this file ({type(err).__name__}: {str(err)[:200]}); "
+                "the file is refused until this is fixed, please report it with the file",
+            )
+        ]
+    )
 
 
 def validate_workflow(
@@ -80,6 +112,9 @@ def _site(site: SiteProfile | None, skills: frozenset[str] | None) -> SiteProfil
 
 
 def _validate_located(located: Located, site: SiteProfile | None) -> Report:
+    unsafe = plain_data_problems(located)
+    if unsafe:
+        return Report.of(unsafe)
     contract, go_on = _contract_problems(located)
     if not go_on:
         return Report.of(contract)

@@ -8,7 +8,9 @@ the number 1320. A workflow file is a public contract read by people, so this re
 * resolves plain scalars by the YAML 1.2 core schema (only ``true``/``false`` are booleans,
   only ``null``/``~``/empty are null, no sexagesimal numbers, no dates);
 * refuses duplicate keys, anchors and aliases, explicit tags, keys that are not text, and
-  numbers that are not finite;
+  numbers that are not finite or too large to hold exactly (a number of thousands of digits
+  is refused from its text, never converted: Python refuses to convert it, and the schema
+  library would fail while quoting it in a message);
 * caps the text's size, its nesting depth and its number of values;
 * builds the data from the parser's event stream with an explicit stack, so no input can
   exhaust Python's recursion limit;
@@ -31,6 +33,7 @@ from .problems import Problem
 __all__ = [
     "MAX_DEPTH",
     "MAX_NODES",
+    "MAX_SAFE_INTEGER",
     "MAX_TEXT_BYTES",
     "Located",
     "Mark",
@@ -45,6 +48,12 @@ MAX_DEPTH = 64
 #: Values (scalars, lists and mappings) in one file.
 MAX_NODES = 20_000
 
+#: The largest whole number every JSON reader holds exactly (JavaScript's safe integers); a
+#: workflow's numbers (limits, thresholds) are far below it.
+MAX_SAFE_INTEGER = 2**53 - 1
+#: Digits past which a number's text is not converted at all (it is too large either way).
+_MAX_NUMBER_DIGITS = 64
+
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 _NULL = re.compile(r"~|null|Null|NULL|")
@@ -56,10 +65,18 @@ _INT16 = re.compile(r"0x[0-9a-fA-F]+")
 _FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?")
 _INF = re.compile(r"[-+]?\.(?:inf|Inf|INF)")
 _NAN = re.compile(r"\.(?:nan|NaN|NAN)")
+_INTEGER = re.compile(r"[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+")
 
 
 def resolve_plain_scalar(text: str) -> str | int | float | bool | None:
-    """The value of an unquoted scalar under the YAML 1.2 core schema."""
+    """The value of an unquoted scalar under the YAML 1.2 core schema.
+
+    A whole number written with more than a few dozen digits is read as an infinite float,
+    without converting its digits: it is a number (so text that spells it must be quoted),
+    and one too large to hold.
+    """
+    if len(text) > _MAX_NUMBER_DIGITS and _INTEGER.fullmatch(text):
+        return -math.inf if text.startswith("-") else math.inf
     if _NULL.fullmatch(text):
         return None
     if _TRUE.fullmatch(text):
@@ -208,10 +225,10 @@ class _Reader:
             raise _Stop
         value = self.scalar_value(event, mark, top.parts)
         if not isinstance(value, str):
+            shown = _shown(event.value)
             self.problem(
                 "WF-YAML-KEY",
-                f"the key {event.value!r} is read as {type(value).__name__}, not text; "
-                f"quote it: {event.value!r}",
+                f"the key {shown} is read as {type(value).__name__}, not text; quote it: {shown}",
                 mark,
                 top.parts,
             )
@@ -240,12 +257,19 @@ class _Reader:
         if not event.style and event.implicit[0]:  # plain (the C parser says '' not None)
             value = resolve_plain_scalar(event.value)
             if isinstance(value, float) and not math.isfinite(value):
-                self.problem(
-                    "WF-YAML-NUMBER",
-                    f"{event.value} is not a finite number; quote it if it is text",
-                    mark,
-                    parts,
-                )
+                if _INF.fullmatch(event.value) or _NAN.fullmatch(event.value):
+                    self.problem(
+                        "WF-YAML-NUMBER",
+                        f"{event.value} is not a finite number; quote it if it is text",
+                        mark,
+                        parts,
+                    )
+                else:
+                    self.problem("WF-NUMBER-TOO-LARGE", _too_large(event.value), mark, parts)
+                return event.value
+            is_number = isinstance(value, int) and not isinstance(value, bool)
+            if is_number and abs(value) > MAX_SAFE_INTEGER:  # type: ignore[arg-type]
+                self.problem("WF-NUMBER-TOO-LARGE", _too_large(event.value), mark, parts)
                 return event.value
             return value
         return str(event.value)
@@ -302,6 +326,18 @@ class _Reader:
                 {} if isinstance(event, yaml.MappingStartEvent) else []
             )
             self.stack.append(_Frame(container, parts))
+
+
+def _shown(text: str) -> str:
+    """``text`` quoted for a message, shortened: a key may be thousands of characters."""
+    return repr(text) if len(text) <= 40 else repr(text[:37]) + "..."
+
+
+def _too_large(text: str) -> str:
+    return (
+        f"{_shown(text)} is too large a number (whole numbers go up to {MAX_SAFE_INTEGER:,}, "
+        "and a number must be finite); quote it if it is text"
+    )
 
 
 class _Stop(Exception):

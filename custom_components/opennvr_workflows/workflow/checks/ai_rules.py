@@ -10,6 +10,7 @@ from __future__ import annotations
 from ..model import AIStep
 from ..paths import PathPart
 from .context import CheckContext
+from .names import check_name_characters
 
 __all__ = ["check_rules"]
 
@@ -41,7 +42,9 @@ def check_rules(ctx: CheckContext, step: AIStep, body: tuple[PathPart, ...]) -> 
                     key=True,
                 )
                 continue
-            for value in values:
+            for j, value in enumerate(values):
+                if not check_name_characters(ctx, value, (*here, "when", name, j)):
+                    continue
                 if value not in allowed:
                     ctx.report(
                         "WF-AI-RULE-VALUE-UNKNOWN",

@@ -16,6 +16,7 @@ from ..vocabulary import AI_STEP_KEYS, RESERVED_FIELD_NAMES
 from .ai_inputs import check_investigate, check_look
 from .ai_rules import check_rules
 from .context import CheckContext
+from .names import check_names
 from .scope import Branch, Scope
 
 __all__ = ["check_ai"]
@@ -49,7 +50,9 @@ def check_ai(
                 "a path; rename the option",
                 (*body, "decision", i),
             )
-    for name in step.fields:
+    check_names(ctx, step.decision, (*body, "decision"), what="decision option")
+    for name, values in step.fields.items():
+        check_names(ctx, values, (*body, "fields", name), what=f"value of the field {name!r}")
         if name in RESERVED_FIELD_NAMES:
             ctx.report(
                 "WF-AI-FIELD-RESERVED",

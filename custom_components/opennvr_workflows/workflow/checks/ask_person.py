@@ -16,11 +16,14 @@ from ..model import AskPersonStep, CallStep
 from ..paths import PathPart
 from .context import CheckContext
 from .duration_ranges import check_duration
+from .names import check_names
 from .placeholders import check_text
 from .scope import Branch, Scope
 
 __all__ = ["check_ask_person", "check_call"]
 
+#: Keys of the step that a reply cannot be named like: its setting, and the timeout's path.
+_RESERVED_KEYS = ("ask_person", "no_answer")
 #: What a person's answer defines on its path.
 _ANSWER_NAMES = frozenset({"answer", "answered_by"})
 
@@ -32,18 +35,14 @@ def check_ask_person(
     body = (*parts, "ask_person")
     check_text(ctx, step.message, scope, (*body, "message"))
     check_duration(ctx, step.timeout_s, "ask_timeout", "the timeout", (*body, "timeout"))
-    seen: dict[str, str] = {}
-    for i, reply in enumerate(step.replies):
-        folded = reply.casefold()
-        if folded in seen or folded in ("no_answer", "ask_person"):
-            clash = seen.get(folded, reply)
-            ctx.report(
-                "WF-ASK-REPLY-DUPLICATE",
-                f"the reply {reply!r} reads the same as {clash!r}; replies must be told "
-                "apart at a glance, and `no_answer` is the timeout's path",
-                (*body, "replies", i),
-            )
-        seen[folded] = reply
+    check_names(
+        ctx,
+        step.replies,
+        (*body, "replies"),
+        what="reply",
+        code="WF-ASK-REPLY-DUPLICATE",
+        reserved=_RESERVED_KEYS,
+    )
     if step.default is not None and step.default not in step.replies:
         ctx.report(
             "WF-ASK-DEFAULT-UNKNOWN",
