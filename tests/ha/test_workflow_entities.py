@@ -3,6 +3,7 @@ real Home Assistant with the OpenNVR simulator and the Ollama fake."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from custom_components.opennvr_workflows.const import (
     CONF_AI_ENABLED,
     CONF_CAMERA_ROLES,
     CONF_OLLAMA_URL,
+    CONF_SITE_LISTS,
     CONF_VISION_MODEL,
     DOMAIN,
     WORKFLOW_FOLDER,
@@ -101,6 +103,7 @@ def entry_options(ollama: FakeOllama) -> dict[str, Any]:
         CONF_OLLAMA_URL: ollama.url,
         CONF_VISION_MODEL: "qwen2.5vl:3b",
         CONF_CAMERA_ROLES: {"front_door": "1"},
+        CONF_SITE_LISTS: {"guests": ["Ann"]},
     }
 
 
@@ -432,7 +435,10 @@ async def test_the_problem_sensor_shows_needs_attention_until_a_person_sets_the_
     host = await set_up(hass, config_entry)
     assert state_of(hass, "binary_sensor", "guests", "problem").state == STATE_OFF
 
-    # The site list the condition reads is not set: the engine parks the workflow.
+    # The site list the condition reads is gone at run time (it was there at import):
+    # the engine parks the workflow rather than read it as empty.
+    site = replace(host.settings.site, lists={})
+    host.update_settings(replace(host.settings, site=site))
     await press(hass, "guests")
     await host.engine.idle()
     await hass.async_block_till_done()

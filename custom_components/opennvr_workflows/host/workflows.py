@@ -42,7 +42,9 @@ _LOGGER = logging.getLogger(__name__)
 #: The AI tools this host implements; a workflow naming another is refused at import.
 HOST_TOOLS: Final = frozenset(IMPLEMENTED_TOOLS)
 #: Problems that say "not on this site yet" rather than "this file is wrong".
-SITE_CODES: Final = frozenset({"WF-CAMERA-ROLE-UNMAPPED", "WF-SKILL-MISSING", "WF-TOOL-NOT-HERE"})
+SITE_CODES: Final = frozenset(
+    {"WF-CAMERA-ROLE-UNMAPPED", "WF-SITE-LIST-UNKNOWN", "WF-SKILL-MISSING", "WF-TOOL-NOT-HERE"}
+)
 #: How long Home Assistant's stop (or an unload) lets runs reach a waiting point.
 STOP_GRACE_S: Final = 5.0
 
@@ -188,6 +190,7 @@ class WorkflowHost:
             skills=site_skills(self.settings, self.scopes, self.apps),
             tools=HOST_TOOLS,
             camera_roles=frozenset(self.settings.roles),
+            lists=frozenset(self.settings.site.lists),
             moves_things=import_hook(ActionJudge.of(self.hass, self.settings.moving_webhooks)),
         )
 

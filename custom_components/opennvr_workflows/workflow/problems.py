@@ -108,6 +108,7 @@ CODES: dict[str, str] = {
     "WF-SKILL-MISSING": "a skill the workflow needs or uses that the site does not have",
     "WF-TOOL-NOT-HERE": "an AI step's tool that this site does not implement",
     "WF-CAMERA-ROLE-UNMAPPED": "a camera role not mapped to a camera in the options",
+    "WF-SITE-LIST-UNKNOWN": "a site list that is not set in the options (Site rules)",
     # Warnings
     "WF-EVENT-UNKNOWN": "an event that is not one of OpenNVR's contracted events (warning)",
     "WF-PORTABILITY-HA-TARGET": "a Home Assistant target names this home's entities (warning)",

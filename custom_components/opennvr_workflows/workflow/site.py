@@ -32,17 +32,20 @@ class SiteProfile:
     a workflow naming another role is refused. ``moves_things``: the host's judgement of
     what an action does here (which integration is behind ``notify.x``, whether a webhook
     destination moves things); an action it names a reason for is an actuator to the safety
-    rule, like one the contract itself calls so.
+    rule, like one the contract itself calls so. ``lists``: the names of the site lists set in
+    the options (Site rules); a condition or a ``for_each`` on another list is refused, since
+    an unknown list would read as empty and ``not_in`` it would hold for everything.
     """
 
     skills: frozenset[str] | None = None
     tools: frozenset[str] | None = None
     camera_roles: frozenset[str] | None = None
     moves_things: MovesThings | None = None
+    lists: frozenset[str] | None = None
 
     def __post_init__(self) -> None:
         # A bare string would be read as a set of letters; refuse it where the mistake is made.
-        for name in ("skills", "tools", "camera_roles"):
+        for name in ("skills", "tools", "camera_roles", "lists"):
             value = getattr(self, name)
             if value is not None and not isinstance(value, frozenset):
                 raise TypeError(f"SiteProfile.{name} is a frozenset of names or None")

@@ -17,6 +17,7 @@ from .constant_ifs import check_constant_ifs
 from .context import CheckContext, Locator, no_location
 from .duration_ranges import check_duration
 from .flow import check_steps
+from .references import check_list_references
 from .scope import Scope
 from .skills import check_needs
 from .triggers import check_trigger
@@ -59,5 +60,6 @@ def check_workflow(
             (),
         )
     check_constant_ifs(ctx)
+    check_list_references(ctx)
     check_needs(ctx)
     return ctx.problems
