@@ -161,7 +161,7 @@ async def _text_of(hass: HomeAssistant, call: ServiceCall, host: WorkflowHost, s
     loaded = host.files.get(named) or host.files.get(folder_io.workflow_id_for(named))
     if loaded is not None:
         path = loaded.path
-    elif _FILE_NAME.match(named):  # a plain name: never a path out of the folder
+    elif _FILE_NAME.fullmatch(named):  # a plain name: never a path out of the folder
         path = host.folder / (named if named.endswith(folder_io.SUFFIXES) else f"{named}.yaml")
     else:
         raise invalid("unknown_file", file=named)
@@ -175,7 +175,7 @@ async def _text_of(hass: HomeAssistant, call: ServiceCall, host: WorkflowHost, s
 
 def _target(host: WorkflowHost, name: str) -> Path:
     """Where an import writes: the existing file of that workflow, else ``<name>.yaml``."""
-    if not _FILE_NAME.match(name):
+    if not _FILE_NAME.fullmatch(name):
         raise invalid("bad_file_name", file=name)
     loaded = host.files.get(folder_io.workflow_id_for(name))
     if loaded is not None:

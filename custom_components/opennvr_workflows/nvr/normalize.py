@@ -101,7 +101,7 @@ def camera_id_text(value: Any) -> str | None:
         text = value.strip()
         if not text:
             return None
-        match = _CAMERA_HANDLE.match(text)
+        match = _CAMERA_HANDLE.fullmatch(text)
         return str(int(match.group(1))) if match else text
     raise MalformedPayload("camera_id", f"camera_id is a {type(value).__name__}")
 
