@@ -613,6 +613,7 @@ async def test_import_and_validate_say_what_is_wrong(
         ({}, "yaml_or_template"),
         ({"template": "no_such_template"}, "unknown_template"),
         ({"template": "parcel_at_door", "file_name": "../../secrets.yaml"}, "bad_file_name"),
+        ({"template": "parcel_at_door", "file_name": "door\n"}, "bad_file_name"),
     ):
         assert (await refused(hass, "import_workflow", data)).translation_key == key
     for data, key in (
