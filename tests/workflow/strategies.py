@@ -16,7 +16,10 @@ from typing import Any, cast
 from hypothesis import strategies as st
 
 from custom_components.opennvr_workflows.workflow import model as m
-from custom_components.opennvr_workflows.workflow.vocabulary import trigger_placeholders
+from custom_components.opennvr_workflows.workflow.vocabulary import (
+    COMMON_PLACEHOLDERS,
+    trigger_placeholders,
+)
 
 TRICKY = ["yes", "No", "on", "off", "null", "~", "true", "22:00", "0o17", "1e5", "-1", ".5", "#x"]
 _ALPHABET = st.characters(
@@ -40,10 +43,31 @@ def plain_text(max_size: int = 40) -> st.SearchStrategy[str]:
 
 @dataclass(frozen=True)
 class Ctx:
+    """What holds on the path: ``tainted`` names hold AI output no person approved as shown;
+    an If on one of them chooses its path as the AI would (``ai``)."""
+
     names: frozenset[str]
     gated: bool = False
     ai: bool = False
     depth: int = 0
+    tainted: frozenset[str] = frozenset()
+
+
+def _reads(condition: m.Condition) -> frozenset[str]:
+    match condition:
+        case m.ValueCondition(name=name) | m.ListCondition(name=name):
+            return frozenset({name})
+        case m.CameraCondition():
+            return frozenset({"camera"})
+        case _:
+            return frozenset()
+
+
+def after_conditions(ctx: Ctx, conditions: tuple[m.Condition, ...]) -> Ctx:
+    """The path behind conditions: gated when they read no AI output, AI-chosen otherwise."""
+    if any(_reads(c) & ctx.tainted for c in conditions):
+        return replace(ctx, ai=True)
+    return replace(ctx, gated=True)
 
 
 @st.composite
@@ -203,7 +227,9 @@ def steps(draw: st.DrawFn, ctx: Ctx, skills: set[str], min_size: int = 1) -> tup
     """A list of steps: actions, maybe a for_each, and maybe one branching step last."""
     out: list[m.Step] = list(draw(st.lists(action(ctx, skills), min_size=0, max_size=2)))
     if ctx.depth < 3 and draw(st.integers(0, 4)) == 0:
-        body_ctx = replace(ctx, names=ctx.names | {"camera"}, depth=ctx.depth + 1)
+        body_ctx = replace(
+            ctx, names=ctx.names | {"camera"}, depth=ctx.depth + 1, tainted=ctx.tainted - {"camera"}
+        )
         out.append(
             m.ForEachStep(
                 items=m.ForEachCameras(
@@ -229,9 +255,10 @@ def _path(draw: st.DrawFn, ctx: Ctx, skills: set[str]) -> tuple[m.Step, ...]:
 def branch(draw: st.DrawFn, ctx: Ctx, skills: set[str]) -> m.Step:
     kind = draw(st.sampled_from(["if", "ask", "ai"]))
     if kind == "if":
-        inner = replace(ctx, gated=True)
+        conditions = tuple(draw(st.lists(condition(ctx), min_size=1, max_size=2)))
+        inner = after_conditions(ctx, conditions)
         return m.IfStep(
-            conditions=tuple(draw(st.lists(condition(ctx), min_size=1, max_size=2))),
+            conditions=conditions,
             paths=MappingProxyType(
                 {"true": _path(draw, inner, skills), "false": _path(draw, inner, skills)}
             ),
@@ -248,11 +275,19 @@ def branch(draw: st.DrawFn, ctx: Ctx, skills: set[str]) -> m.Step:
             )
         )
         default = draw(st.none() | st.sampled_from(replies))
+        message = draw(text_with(ctx))
+        shown = {name for name in ctx.names if "{" + name + "}" in message}
         paths: dict[str, tuple[m.Step, ...]] = {}
         for reply in replies:
             answered = reply != default
             inner = (
-                replace(ctx, names=ctx.names | {"answer", "answered_by"}, gated=True, ai=False)
+                replace(
+                    ctx,
+                    names=ctx.names | {"answer", "answered_by"},
+                    gated=True,
+                    ai=False,
+                    tainted=ctx.tainted - shown - {"answer", "answered_by"},
+                )
                 if answered
                 else ctx
             )
@@ -261,7 +296,7 @@ def branch(draw: st.DrawFn, ctx: Ctx, skills: set[str]) -> m.Step:
             paths["no_answer"] = _path(draw, ctx, skills)
         return m.AskPersonStep(
             roles=("owner",),
-            message=draw(text_with(ctx)),
+            message=message,
             replies=replies,
             timeout_s=float(draw(st.integers(10, 86_400))),
             default=default,
@@ -270,7 +305,7 @@ def branch(draw: st.DrawFn, ctx: Ctx, skills: set[str]) -> m.Step:
     options = tuple(draw(st.lists(IDENT, min_size=1, max_size=4, unique=True)))
     fields = draw(
         st.dictionaries(
-            IDENT.filter(lambda s: s not in options),
+            IDENT.filter(lambda s: s not in options and s not in ctx.names),
             st.lists(IDENT, min_size=1, max_size=3, unique=True).map(tuple),
             max_size=2,
         )
@@ -321,12 +356,13 @@ def branch(draw: st.DrawFn, ctx: Ctx, skills: set[str]) -> m.Step:
             memory=draw(st.sampled_from(["run", "camera"])),
             tool_calls=draw(st.none() | st.integers(1, 12)),
         )
-    reason_as = draw(st.none() | st.just("kept_reason"))
-    base = ctx.names | {"decision", "reason", "confidence"} | ({reason_as} if reason_as else set())
+    reason_as = draw(st.none() | st.just("kept_reason").filter(lambda s: s not in ctx.names))
+    made = {"decision", "reason", "confidence"} | ({reason_as} if reason_as else set())
     paths = {}
     for outcome in (*options, "unsure"):
-        names = base | (frozenset(fields) if outcome != "unsure" else frozenset())
-        paths[outcome] = _path(draw, replace(ctx, names=frozenset(names), ai=True), skills)
+        out = made | (set(fields) if outcome != "unsure" else set())
+        inner = replace(ctx, names=ctx.names | out, ai=True, tainted=ctx.tainted | out)
+        paths[outcome] = _path(draw, inner, skills)
     return m.AIStep(
         spec=spec,
         decision=options,
@@ -378,9 +414,13 @@ TRIGGERS: list[st.SearchStrategy[Any]] = [
 def workflows(draw: st.DrawFn) -> m.Workflow:
     trigger = draw(st.one_of(TRIGGERS))
     names = trigger_placeholders(trigger)
+    # An alert trigger with no app or alert type also matches the alerts workflows raise from
+    # AI decisions: what it reads is AI output.
+    tainted = names - COMMON_PLACEHOLDERS if isinstance(trigger, m.AlertTrigger) else frozenset()
     skills: set[str] = {"detector"} if isinstance(trigger, m.PersonInZoneTrigger) else set()
     conditions = tuple(draw(st.lists(condition(Ctx(names)), max_size=2)))
-    ctx = Ctx(names, gated=bool(conditions))
+    start = Ctx(names, tainted=tainted)
+    ctx = after_conditions(start, conditions) if conditions else start
     then = draw(steps(ctx, skills))
     always = draw(st.just(()) | steps(replace(ctx, depth=1), skills))
     return m.Workflow(

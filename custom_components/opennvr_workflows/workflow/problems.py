@@ -75,6 +75,10 @@ CODES: dict[str, str] = {
     # Safety
     "WF-SAFETY-ACTUATOR-UNGATED": "an action that moves things with no If or person before it",
     "WF-SAFETY-ACTUATOR-AFTER-AI": "an action that moves things on a path an AI step chose",
+    "WF-SAFETY-ACTUATOR-AFTER-AI-IF": "an action that moves things on a path an If on AI output "
+    "chose",
+    "WF-SAFETY-ACTUATOR-AI-VALUE": "an action that moves things with AI output no person "
+    "approved as shown",
     "WF-SEVERITY-AI-CAP": "an AI-decided alert or message above medium",
     "WF-SEVERITY-CRITICAL-UNGATED": "a critical alert with no If or person before it",
     # AI step
@@ -87,6 +91,8 @@ CODES: dict[str, str] = {
     "WF-AI-UNSURE-LISTED": "`unsure` listed among the decision options",
     "WF-AI-OPTION-RESERVED": "a decision option named like a key of the AI step",
     "WF-AI-FIELD-RESERVED": "a field named like a value every AI step defines",
+    "WF-AI-NAME-SHADOWS": "an AI field or reason_as reusing a name the trigger or an earlier "
+    "step defines",
     "WF-AI-RULE-FIELD-UNKNOWN": "a rule reads a field the step does not declare",
     "WF-AI-RULE-VALUE-UNKNOWN": "a rule tests a value its field cannot take",
     "WF-AI-RULE-OUTCOME-UNKNOWN": "a rule gives a decision the step does not list",
@@ -113,6 +119,8 @@ CODES: dict[str, str] = {
     "WF-EVENT-UNKNOWN": "an event that is not one of OpenNVR's contracted events (warning)",
     "WF-PORTABILITY-HA-TARGET": "a Home Assistant target names this home's entities (warning)",
     "WF-STATE-ON": "a file that turns itself on when imported (warning)",
+    "WF-TRIGGER-AI-ALERTS": "an alert trigger that also matches alerts workflows raise from AI "
+    "decisions (warning)",
     "WF-IF-ALWAYS-TRUE": "an `if` that can never be false (warning)",
     "WF-IF-NEVER-TRUE": "an `if` condition that can never be true (warning)",
     "WF-NEEDS-MISSING": "the workflow uses a skill it does not list in `needs` (warning)",

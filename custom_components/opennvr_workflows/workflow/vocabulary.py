@@ -43,6 +43,7 @@ __all__ = [
     "RESERVED_FIELD_NAMES",
     "SDK_READ_TOOLS",
     "TOOL_SKILLS",
+    "WORKFLOW_ALERT_SOURCE",
     "action_moves_things",
     "is_actuator",
     "is_safe_home_assistant_action",
@@ -176,6 +177,11 @@ AI_STEP_KEYS: frozenset[str] = frozenset(
         "limits",
     }
 )
+
+#: The app and the alert type of every alert a workflow raises (the integration's domain): an
+#: ``alert`` trigger that does not filter them out may be started by an AI decision of another
+#: workflow, so what it reads is treated as AI output.
+WORKFLOW_ALERT_SOURCE = "opennvr_workflows"
 
 #: Caps that keep a workflow readable and its runs bounded. The RFC's advice is three to seven
 #: steps; these are the hard limits.

@@ -20,6 +20,14 @@ from .conditions import check_condition
 from .context import CheckContext
 from .for_each import check_collect, check_for_each
 from .scope import Branch, Scope
+from .taint import (
+    after_ai,
+    after_answer,
+    after_collect,
+    check_shadowing,
+    for_each_body,
+    if_scope,
+)
 
 __all__ = ["check_steps"]
 
@@ -54,18 +62,20 @@ def _check_step(ctx: CheckContext, step: Step, scope: Scope, parts: tuple[PathPa
     """Check one step and its paths; return the scope for the steps after it in the same list."""
     match step:
         case AIStep():
-            _walk(ctx, check_ai(ctx, step, scope, parts))
+            check_shadowing(ctx, step, scope, parts)
+            _walk(ctx, [after_ai(b, step, parts) for b in check_ai(ctx, step, scope, parts)])
         case IfStep(conditions=conditions, paths=paths):
             for i, condition in enumerate(conditions):
                 check_condition(ctx, condition, scope, (*parts, "if", i))
-            inner = replace(scope, gated=True, depth=scope.depth + 1)
+            inner = replace(if_scope(conditions, scope, (*parts, "if")), depth=scope.depth + 1)
             check_steps(ctx, paths.get("true", ()), inner, (*parts, "then"))
             check_steps(ctx, paths.get("false", ()), inner, (*parts, "else"))
         case ForEachStep():
-            _walk(ctx, [check_for_each(ctx, step, scope, parts)])
-            return check_collect(ctx, step, scope, parts)
+            _walk(ctx, [for_each_body(check_for_each(ctx, step, scope, parts), step, parts)])
+            return after_collect(check_collect(ctx, step, scope, parts), step, parts)
         case AskPersonStep():
-            _walk(ctx, check_ask_person(ctx, step, scope, parts))
+            branches = check_ask_person(ctx, step, scope, parts)
+            _walk(ctx, [after_answer(b, step, parts) for b in branches])
         case CallStep():
             _walk(ctx, check_call(ctx, step, scope, parts))
         case ActionStep():

@@ -7,7 +7,9 @@ join again.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from ..model import Step
 from ..paths import PathPart
@@ -19,15 +21,28 @@ __all__ = ["Branch", "Scope"]
 class Scope:
     """What holds on the path being walked.
 
-    ``gated``: an If or a person's answer stands before, on this path (the workflow's own
-    ``if`` counts). ``ai``: the JSON path of the AI step whose decision chose this path, when
-    no person has answered since. ``names``: the placeholders defined. ``depth``: nesting.
+    ``gated``: a plain If (one that reads no AI output) or a person's answer stands before, on
+    this path (the workflow's own ``if`` counts). ``ai``: the JSON path of the AI step whose
+    decision chose this path, when no person has answered since. ``names``: the placeholders
+    defined. ``depth``: nesting.
+
+    The taint of AI output (see :mod:`.taint`): ``tainted`` maps each name whose value an AI
+    produced, or was derived from AI output, and that no person has approved as shown since,
+    to where that output came from (``"the AI step at $.then[0].ai"``); ``origins`` says where
+    each name on the path was last defined (``"the trigger"``), for messages that name both
+    sides of a problem;
+    ``ai_if`` says which If chose this path by reading AI output, when no person has answered
+    since: such an If is not a plain rule but an AI decision in disguise, and only a person's
+    answer clears it, as for ``ai``.
     """
 
     names: frozenset[str]
     gated: bool = False
     ai: str | None = None
     depth: int = 0
+    tainted: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    origins: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    ai_if: str | None = None
 
     @property
     def camera(self) -> bool:

@@ -6,20 +6,18 @@ known once every step was seen, so the ``needs`` check runs last.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from ..model import Workflow
 from ..problems import Problem
 from ..site import SiteProfile
-from ..vocabulary import MAX_STEPS, trigger_placeholders
+from ..vocabulary import MAX_STEPS
 from .conditions import check_condition
 from .constant_ifs import check_constant_ifs
 from .context import CheckContext, Locator, no_location
 from .duration_ranges import check_duration
 from .flow import check_steps
 from .references import check_list_references
-from .scope import Scope
 from .skills import check_needs
+from .taint import base_scope, check_trigger_taint, if_scope
 from .triggers import check_trigger
 
 __all__ = ["check_workflow"]
@@ -34,8 +32,9 @@ def check_workflow(
     """Every semantic problem of ``workflow``; ``locate`` turns JSON paths into positions,
     and ``site`` (None: check the contract alone) is what the workflow must find here."""
     ctx = CheckContext(workflow, locate, site if site is not None else SiteProfile())
-    base = Scope(names=trigger_placeholders(workflow.when))
+    base = base_scope(workflow.when)
     check_trigger(ctx)
+    check_trigger_taint(ctx)
     check_duration(
         ctx, workflow.limits.cooldown_s, "cooldown", "the cooldown", ("limits", "cooldown")
     )
@@ -49,7 +48,7 @@ def check_workflow(
         )
     for i, condition in enumerate(workflow.conditions):
         check_condition(ctx, condition, base, ("if", i))
-    scope = replace(base, gated=bool(workflow.conditions))
+    scope = if_scope(workflow.conditions, base, ("if",)) if workflow.conditions else base
     check_steps(ctx, workflow.then, scope, ("then",))
     check_steps(ctx, workflow.always, scope, ("always",))
     if ctx.steps > MAX_STEPS:
