@@ -148,6 +148,7 @@ class HaEffects:
                 correlation_id=ctx.correlation_id,
                 chain=(*ctx.chain, ctx.correlation_id),
                 payload={"message": request.message, "workflow_id": ctx.workflow_id},
+                ai_derived=ctx.ai_derived or request.ai_derived,
             )
         )
         self.ledger.add(ctx.key)
@@ -361,6 +362,11 @@ class HaEffects:
 
     async def site_mode(self) -> str | None:
         return self._site_mode()
+
+    def mapped_camera_roles(self) -> frozenset[str]:
+        """The camera roles mapped in the options: a condition or ``for_each`` on another
+        stops its run instead of reading as no camera (the engine's ``SiteCameras``)."""
+        return frozenset(self.settings.roles)
 
     async def site_list(self, name: str) -> Sequence[str]:
         try:
