@@ -22,7 +22,8 @@ from custom_components.opennvr_workflows.nvr.normalize import (
 )
 
 NOW = datetime(2026, 11, 5, 12, 0, tzinfo=UTC)
-FIXTURES = Path("/work/shared/opennvr/fixtures")
+#: OpenNVR's own fixtures, in the ``shared/`` folder laid beside the repository.
+FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "opennvr" / "fixtures"
 
 
 def app_alert_frame(**payload_changes: Any) -> dict[str, Any]:
