@@ -6,8 +6,12 @@ by path, carrying what holds on the path so far (a :class:`.scope.Scope`): the p
 defined, whether an If or a person's answer stands before, and whether an AI decision chose the
 path with no person's answer since. One module per rule family:
 
-* :mod:`.safety`: the safety rule (actions that move things need an If or a person's answer
-  on their path, and only a person's answer clears an AI decision) and the severity cap.
+* :mod:`.safety`: the safety rule (actions that move things need a plain If or a person's
+  answer on their path, only a person's answer clears an AI decision or an If on AI output,
+  and AI output among their parameters needs a person's reply to a question that shows it)
+  and the severity cap.
+* :mod:`.taint`: which values on a path are AI output, and which a person approved as shown;
+  an AI step may not reuse a name defined before it; triggers that match AI-raised alerts.
 * :mod:`.ai_step`, :mod:`.ai_inputs`, :mod:`.ai_rules`: AI steps (a path per option and
   ``unsure``; known read and ask tools only, at most five, no repeats; inputs that fit the
   mode; no placeholders in instructions; rules that name declared fields, values, outcomes).
