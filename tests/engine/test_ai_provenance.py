@@ -460,3 +460,40 @@ async def test_an_unfiltered_alert_trigger_reads_ai_alerts_as_ai_output(
         )
     ]
     assert triggers == [False, ai_raised]
+
+
+Speak = m.ActionStep(m.HomeAssistantAction(action="notify.living_room_speaker"))
+
+
+async def test_the_host_is_told_when_a_step_needs_a_persons_reply_first(
+    make_engine: EngineFactory, effects: FakeEffects
+) -> None:
+    """An action the contract thinks only informs (a notify) may move things by its effect
+    (the host finds a speaker behind it): in a run AI output started, the host learns
+    whether a person's reply in this run stands before the step."""
+    engine, raised = await setup(
+        make_engine,
+        effects,
+        {"a": raiser(ai_alert()), "b": follower((Speak, ask_then(Speak)))},
+    )
+    engine.submit(event())
+    await relay(engine, raised)
+    ((approval, _),) = engine.pending_approvals()
+    await engine.answer_approval(approval.approval_id, "Open", "alice")
+    await engine.idle()
+    before, after = effects.of("call_action")
+    assert before.ctx is not None
+    assert after.ctx is not None
+    assert (before.ctx.step_path, before.ctx.needs_person) == ("then.0", True)
+    assert (after.ctx.step_path, after.ctx.needs_person) == ("then.1.Open.0", False)
+
+
+async def test_a_run_the_world_started_needs_no_person_for_its_steps(
+    make_engine: EngineFactory, effects: FakeEffects
+) -> None:
+    engine, _ = await setup(make_engine, effects, {"a": raiser((*ai_alert(), Speak))})
+    engine.submit(event())
+    await engine.idle()
+    (call,) = effects.of("call_action")
+    assert call.ctx is not None
+    assert call.ctx.needs_person is False

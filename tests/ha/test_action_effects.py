@@ -4,6 +4,7 @@ judged at import (the safety rule for actuators) and again before each call."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -207,6 +208,32 @@ async def test_a_gated_speaker_step_in_a_loaded_workflow_speaks(
     host.engine.run_now("judged")
     await host.engine.idle()
     assert [s["message"] for s in platforms["alexa_media"].sent] == ["Someone is here"]
+
+
+async def test_a_cleared_speaker_step_is_refused_in_a_run_ai_output_started(
+    hass: HomeAssistant, platforms: dict[str, RecordingService], config_entry: MockConfigEntry
+) -> None:
+    """The import cleared the step (a plain rule stands before it), but this run was
+    started by an alert a workflow raised from an AI decision: without a person's reply
+    in the run, the speaker stays silent; a message to a phone still goes."""
+    speak = f"home_assistant: {{ action: {SPEAKER}, data: {{ message: Someone is here }} }}"
+    text = workflow(speak, gated=True).replace(
+        "site_mode: [armed_away]", 'time: { from: "00:00", to: "23:59" }'
+    )
+    write_workflow(hass, "judged", text)
+    assert await hass.config_entries.async_setup(config_entry.entry_id)
+    await hass.async_block_till_done()
+    fx = host_of(config_entry).effects
+    step = next(iter(fx.cleared["judged"])).pattern.removesuffix("\\Z").replace("\\", "")
+    laundered = replace(ctx(step=step), needs_person=True)
+    with pytest.raises(ProviderUnavailable, match="started by AI output"):
+        await fx.call_action(laundered, call(SPEAKER, "Someone is here"))
+    assert platforms["alexa_media"].sent == []
+    await fx.call_action(replace(laundered, step_path="then.9"), call(PHONE, "Someone is here"))
+    assert len(platforms["mobile_app"].sent) == 1
+    # The same step with a person's reply before it in the run speaks.
+    await fx.call_action(ctx(step=step), call(SPEAKER, "Someone is here"))
+    assert len(platforms["alexa_media"].sent) == 1
 
 
 # ── the judgement itself ─────────────────────────────────────────────────

@@ -119,7 +119,9 @@ class ActionSteps:
             return
         self._recorder.record(run, path, kind, "intent" if once else "running", inputs=summary)
         await self.e.store.flush()
-        ctx = run_context(run, path, ai_derived=derived)
+        ctx = run_context(
+            run, path, ai_derived=derived, needs_person=run.ai_derived and lineage.person is None
+        )
         try:
             result = await self._perform(ctx, action, request)
         except ProviderUnavailable as err:

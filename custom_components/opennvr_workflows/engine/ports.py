@@ -59,6 +59,12 @@ class RunContext:
     test: bool
     trigger: NvrEvent
     ai_derived: bool = False
+    #: The run was started by AI output (an alert or event a run raised from an AI
+    #: decision) and no person's reply in this run stands before this step: nothing that
+    #: moves things may act here. The engine refuses what the contract calls an actuator
+    #: itself; a host that finds an action moves things by its effect (a notify service
+    #: behind a speaker) refuses it when this is set.
+    needs_person: bool = False
 
     @property
     def key(self) -> str:

@@ -36,9 +36,12 @@ def dumps(value: Any) -> str | None:
     return None if value is None else json.dumps(value, default=str, separators=(",", ":"))
 
 
-def run_context(run: ActiveRun, path: str, *, ai_derived: bool | None = None) -> RunContext:
+def run_context(
+    run: ActiveRun, path: str, *, ai_derived: bool | None = None, needs_person: bool = False
+) -> RunContext:
     """What the host's effects and the AI port learn about the step calling them;
-    ``ai_derived`` (default: the run's) says the effect carries AI output."""
+    ``ai_derived`` (default: the run's) says the effect carries AI output, ``needs_person``
+    that nothing moving things may act at this step (see :class:`.ports.RunContext`)."""
     return RunContext(
         workflow_id=run.workflow_id,
         workflow_name=run.workflow.name,
@@ -50,6 +53,7 @@ def run_context(run: ActiveRun, path: str, *, ai_derived: bool | None = None) ->
         test=run.test,
         trigger=run.event,
         ai_derived=run.ai_derived if ai_derived is None else ai_derived,
+        needs_person=needs_person,
     )
 
 

@@ -411,8 +411,15 @@ class HaEffects:
         return ActionJudge.of(self._hass, self.settings.moving_webhooks)
 
     def _fence(self, ctx: RunContext, request: ActionRequest, effect: Effect) -> None:
-        """Refuse, before the call, an action that moves things on this site from a step
-        the import did not check as an actuator (the contract thought it only informs)."""
+        """Refuse, before the call, an action that moves things on this site (the contract
+        thought it only informs) from a step the import did not check as an actuator, or
+        from any step of a run AI output started that no person's reply in it clears."""
+        if effect.moves_things and ctx.needs_person:
+            raise ProviderUnavailable(
+                f"{effect.reason}, so it moves things, and this run was started by AI output "
+                "(an alert or event a workflow raised from an AI decision): it acts only on "
+                "the reply path of a person's answer in this run"
+            )
         if not effect.moves_things or request.moves_things:
             return
         cleared = self.cleared.get(ctx.workflow_id, ())
