@@ -33,7 +33,7 @@ from .ports import (
 from .recorder import StepRecorder, run_context
 from .records import SETTLED, ActiveRun, StepRecord
 from .render import render, render_json
-from .steps import Decider, Lineage, ProviderLost, Refused, Waiting
+from .steps import WORLD, Lineage, ProviderLost, Refused, Waiting
 from .taint import placeholders
 from .trust import cap_severity
 
@@ -94,7 +94,7 @@ class ActionSteps:
             await self._wait(run, action, path, rec)
             return
         derived = ai_derived(run, action, values, lineage)
-        request = self._request(run, action, values, lineage.decider, derived)
+        request = self._request(run, action, values, lineage, derived)
         summary = request_summary(request)
         if run.ai_derived and moves_things(action) and lineage.person is None:
             self._refuse(run, path, kind, summary)
@@ -163,19 +163,17 @@ class ActionSteps:
         run: ActiveRun,
         action: model.Action,
         values: Mapping[str, Any],
-        decider: Decider,
+        lineage: Lineage,
         derived: bool = False,
     ) -> AlertRequest | ActionRequest:
         camera = values.get("camera")
         role = str(camera) if camera is not None else None
         trigger_role = run.event.camera_role or run.event.camera_id
         camera_id = run.event.camera_id if role == trigger_role else None
+        limit, why = self._severity_limit(run, lineage)
         match action:
             case model.AlertAction(severity=severity, title=title, message=message):
-                allowed: Severity = severity
-                capped_by: str | None = None
-                if decider[0] == "ai":
-                    allowed, capped_by = cap_severity(severity, self.e.accuracy_of(decider[1]))
+                allowed, capped_by = _lower(severity, limit, why)
                 return AlertRequest(
                     severity=allowed,
                     requested=severity,
@@ -188,12 +186,14 @@ class ActionSteps:
                     ai_derived=derived,
                 )
             case model.NotifyAction():
+                allowed, capped_by = _lower(action.severity, limit, why)
                 params: dict[str, Any] = {
                     "roles": list(action.roles),
                     "message": render(action.message, values),
                     "title": render(action.title, values) if action.title else None,
-                    "severity": action.severity,
+                    "severity": allowed,
                     "attach": list(action.attach),
+                    **({"capped_by": capped_by} if capped_by else {}),
                 }
             case model.LogAction(message=message):
                 params = {"message": render(message, values)}
@@ -210,6 +210,8 @@ class ActionSteps:
                     "action": action.action,
                     "data": render_json(action.data, values),
                     "target": render_json(action.target, values),
+                    # A notification's own urgency (its data) is held to this by the host.
+                    "max_severity": limit,
                 }
             case model.SiteModeAction(mode=mode):
                 params = {"mode": mode}
@@ -261,6 +263,19 @@ class ActionSteps:
                 return None
         return None
 
+    def _severity_limit(self, run: ActiveRun, lineage: Lineage) -> tuple[Severity, str | None]:
+        """The most urgent an alert or a notification may be on this path, and why.
+
+        After an AI decision with no person's answer since (whatever chose the branches
+        in between: an ``if``, a question nobody answered), the AI cap: medium, high once
+        the step has earned trust. Critical (it phones people) needs a plain rule or a
+        person: on a path nothing chose, in a workflow without conditions, at most high."""
+        if lineage.ai is not None:
+            return cap_severity("critical", self.e.accuracy_of(lineage.ai_key))
+        if lineage.decider == WORLD and not run.workflow.conditions:
+            return "high", "critical_ungated"
+        return "critical", None
+
     async def _wait(
         self, run: ActiveRun, action: model.WaitAction, path: str, rec: StepRecord | None
     ) -> None:
@@ -290,6 +305,13 @@ def ai_derived(
         return True
     names = run.ai_names or frozenset()
     return any(name in values for name in placeholders(action) & names)
+
+
+def _lower(requested: Severity, limit: Severity, why: str | None) -> tuple[Severity, str | None]:
+    """``requested``, or ``limit`` (and why) when it asks for more."""
+    if SEVERITIES.index(requested) <= SEVERITIES.index(limit):
+        return requested, None
+    return limit, why
 
 
 def request_summary(request: AlertRequest | ActionRequest) -> dict[str, Any]:

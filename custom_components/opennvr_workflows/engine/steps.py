@@ -35,20 +35,22 @@ class Lineage:
     decider: Decider = WORLD
     ai: str | None = None
     person: str | None = None
+    #: The accuracy key of the AI step ``ai`` names (its marks decide the severity cap).
+    ai_key: str | None = None
 
     def by_rule(self) -> Lineage:
         """An ``if`` chose the branch: it clears nothing and taints nothing."""
-        return Lineage(RULE, self.ai, self.person)
+        return Lineage(RULE, self.ai, self.person, self.ai_key)
 
     def by_ai(self, decider: Decider, path: str) -> Lineage:
         """An AI step chose the branch: only a later person's answer clears it."""
-        return Lineage(decider, path, None)
+        return Lineage(decider, path, None, decider[1])
 
     def by_person(self, path: str, answered: bool) -> Lineage:
         """An Ask a person step's outcome chose the branch; only an answer clears."""
         if answered:
             return Lineage(PERSON, None, path)
-        return Lineage(PERSON, self.ai, self.person)
+        return Lineage(PERSON, self.ai, self.person, self.ai_key)
 
 
 class Waiting(Exception):
