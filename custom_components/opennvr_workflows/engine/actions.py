@@ -35,7 +35,7 @@ from .records import SETTLED, ActiveRun, StepRecord
 from .render import render, render_json
 from .steps import WORLD, Lineage, ProviderLost, Refused, Waiting
 from .taint import placeholders
-from .trust import cap_severity
+from .trust import ai_severity_limit, lower_severity
 
 if TYPE_CHECKING:
     from .engine import Engine
@@ -173,7 +173,7 @@ class ActionSteps:
         limit, why = self._severity_limit(run, lineage)
         match action:
             case model.AlertAction(severity=severity, title=title, message=message):
-                allowed, capped_by = _lower(severity, limit, why)
+                allowed, capped_by = lower_severity(severity, limit, why)
                 return AlertRequest(
                     severity=allowed,
                     requested=severity,
@@ -186,7 +186,7 @@ class ActionSteps:
                     ai_derived=derived,
                 )
             case model.NotifyAction():
-                allowed, capped_by = _lower(action.severity, limit, why)
+                allowed, capped_by = lower_severity(action.severity, limit, why)
                 params: dict[str, Any] = {
                     "roles": list(action.roles),
                     "message": render(action.message, values),
@@ -271,7 +271,7 @@ class ActionSteps:
         the step has earned trust. Critical (it phones people) needs a plain rule or a
         person: on a path nothing chose, in a workflow without conditions, at most high."""
         if lineage.ai is not None:
-            return cap_severity("critical", self.e.accuracy_of(lineage.ai_key))
+            return ai_severity_limit(self.e.accuracy_of(lineage.ai_key))
         if lineage.decider == WORLD and not run.workflow.conditions:
             return "high", "critical_ungated"
         return "critical", None
@@ -305,13 +305,6 @@ def ai_derived(
         return True
     names = run.ai_names or frozenset()
     return any(name in values for name in placeholders(action) & names)
-
-
-def _lower(requested: Severity, limit: Severity, why: str | None) -> tuple[Severity, str | None]:
-    """``requested``, or ``limit`` (and why) when it asks for more."""
-    if SEVERITIES.index(requested) <= SEVERITIES.index(limit):
-        return requested, None
-    return limit, why
 
 
 def request_summary(request: AlertRequest | ActionRequest) -> dict[str, Any]:

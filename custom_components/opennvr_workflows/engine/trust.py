@@ -59,13 +59,24 @@ class Accuracy:
         return self.total >= MIN_MARKED and self.interval[0] >= LOWER_BOUND_GATE
 
 
-def cap_severity(requested: Severity, accuracy: Accuracy | None) -> tuple[Severity, str | None]:
-    """The severity an AI-decided alert may have, and why it was lowered.
-
-    Untrusted: at most medium. Trusted: at most high. Critical is never
+def ai_severity_limit(accuracy: Accuracy | None) -> tuple[Severity, str]:
+    """The most an AI-decided alert or notification may be, and the reason it is lower
+    than critical: high once the step has earned trust, medium before. Critical is never
     AI-decided (it phones people; it needs a person or a plain rule)."""
-    limit = AI_TRUSTED_MAX if accuracy is not None and accuracy.trusted else AI_CAP
+    if accuracy is not None and accuracy.trusted:
+        return AI_TRUSTED_MAX, "ai_trusted_max"
+    return AI_CAP, "ai_untrusted"
+
+
+def lower_severity(
+    requested: Severity, limit: Severity, why: str | None
+) -> tuple[Severity, str | None]:
+    """``requested``, or ``limit`` and ``why`` when it asks for more."""
     if SEVERITIES.index(requested) <= SEVERITIES.index(limit):
         return requested, None
-    why = "ai_trusted_max" if limit == AI_TRUSTED_MAX else "ai_untrusted"
     return limit, why
+
+
+def cap_severity(requested: Severity, accuracy: Accuracy | None) -> tuple[Severity, str | None]:
+    """The severity an AI-decided alert may have, and why it was lowered."""
+    return lower_severity(requested, *ai_severity_limit(accuracy))

@@ -10,6 +10,7 @@ their repair issues in step with the folder.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -198,13 +199,8 @@ class WorkflowHost:
         # Reading and validating run in the executor: the files, and on first use the
         # contract's JSON Schema, are disk reads, and 50 files are milliseconds of CPU.
         site = self._site = self.site_profile()
-        loaded = await self.hass.async_add_executor_job(load_folder, self.folder, site)
-        self.effects.cleared = await self.hass.async_add_executor_job(
-            lambda: {
-                w: cleared_steps(f.workflow, site)
-                for w, f in loaded.items()
-                if f.workflow is not None
-            }
+        loaded, self.effects.cleared = await self.hass.async_add_executor_job(
+            _load_and_clear, self.folder, site
         )
         self.files = loaded
         self.engine.set_workflows(
@@ -344,6 +340,19 @@ def load_folder(folder: Path, site: SiteProfile) -> dict[str, WorkflowFile]:
             report = validate_text(item.text, site=site)
         loaded[item.workflow_id] = WorkflowFile(item.workflow_id, item.path, item.text, report)
     return loaded
+
+
+def _load_and_clear(
+    folder: Path, site: SiteProfile
+) -> tuple[dict[str, WorkflowFile], dict[str, tuple[re.Pattern[str], ...]]]:
+    """The folder's files (:func:`load_folder`) and, for each loaded workflow, the steps
+    its import cleared as actuators (:func:`.action_effects.cleared_steps`): one trip to
+    the executor for both (blocking)."""
+    loaded = load_folder(folder, site)
+    cleared = {
+        w: cleared_steps(f.workflow, site) for w, f in loaded.items() if f.workflow is not None
+    }
+    return loaded, cleared
 
 
 def _make_folders(path: Path) -> None:
