@@ -22,7 +22,7 @@ from tests.fakes.opennvr_sim import OpenNVRSimulator
 
 from .test_entities import wait_for
 from .test_repairs import BROKEN
-from .workflow_files import REMIND, write_workflow
+from .workflow_files import ASK, REMIND, write_workflow
 
 PHONE = "mobile_app_alices_phone"
 
@@ -61,25 +61,6 @@ async def test_diagnostics_redact_secrets(
     assert diag["event_sources"]["websocket"]["connected"] is True
 
 
-#: A run that waits for a person's answer.
-ASKS = """\
-contract: workflow.v1
-name: Ask first
-state: on
-when:
-  button: {}
-then:
-  - ask_person:
-      who: role:owner
-      message: Open the gate?
-      replies: [Open, Keep closed]
-      timeout: 1h
-      default: Keep closed
-    Open: [ log: "Opened" ]
-    Keep closed: [ log: "Kept closed" ]
-"""
-
-
 async def test_diagnostics_summarise_workflows_and_runs_without_personal_data(
     hass: HomeAssistant, config_entry: MockConfigEntry
 ) -> None:
@@ -95,7 +76,7 @@ async def test_diagnostics_summarise_workflows_and_runs_without_personal_data(
     )
     async_mock_service(hass, "notify", PHONE)
     write_workflow(hass, "remind", REMIND)
-    write_workflow(hass, "ask", ASKS)
+    write_workflow(hass, "ask", ASK)
     write_workflow(hass, "broken", BROKEN)
     assert await hass.config_entries.async_setup(config_entry.entry_id)
     await hass.async_block_till_done()

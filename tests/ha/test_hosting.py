@@ -15,7 +15,8 @@ import logging
 import sqlite3
 import threading
 import time
-from collections.abc import Generator
+from collections.abc import AsyncGenerator, Generator
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from functools import partial
 from typing import Any
@@ -40,28 +41,10 @@ from tests.fakes.opennvr_sim import OpenNVRSimulator
 from tests.nvr.conftest import until
 
 from .conftest import WEBSOCKET_OPTIONS
-from .workflow_files import REMIND, write_workflow
+from .workflow_files import ASK, REMIND, write_workflow
 
 PHONE = "mobile_app_alices_phone"
 HOUR = 3600.0
-
-#: A question; the run waits for the answer (or the hour's timeout).
-ASK = """\
-contract: workflow.v1
-name: Ask first
-state: on
-when:
-  button: {}
-then:
-  - ask_person:
-      who: role:owner
-      message: Open the gate?
-      replies: [Open, Keep closed]
-      timeout: 1h
-      default: Keep closed
-    Open: [ notify: { who: role:household, message: opened } ]
-    Keep closed: [ notify: { who: role:household, message: kept closed } ]
-"""
 
 
 @pytest.fixture(autouse=True)
@@ -115,6 +98,29 @@ def host_of(entry: MockConfigEntry) -> WorkflowHost:
 
 def messages(calls: list[ServiceCall]) -> list[str]:
     return [str(c.data["message"]) for c in calls]
+
+
+@asynccontextmanager
+async def restarted(
+    config_dir: str, entry: MockConfigEntry
+) -> AsyncGenerator[tuple[HomeAssistant, MockConfigEntry, list[ServiceCall]]]:
+    """A second Home Assistant on the same config folder, with the same entry set up
+    again: what a restart gives. Yields it, the entry, and the phone's notify calls."""
+    async with async_test_home_assistant(config_dir=config_dir) as second:
+        second.data.pop(loader.DATA_CUSTOM_COMPONENTS)
+        calls = async_mock_service(second, "notify", PHONE)
+        again = MockConfigEntry(
+            domain=DOMAIN,
+            entry_id=entry.entry_id,
+            title=entry.title,
+            unique_id=entry.unique_id,
+            data=dict(entry.data),
+            options=dict(entry.options),
+        )
+        again.add_to_hass(second)
+        assert await second.config_entries.async_setup(again.entry_id)
+        await second.async_block_till_done()
+        yield second, again, calls
 
 
 async def test_the_detector_is_on(hass: HomeAssistant) -> None:
@@ -249,20 +255,7 @@ async def test_a_restart_in_the_middle_of_a_run_resumes_it_and_sends_nothing_twi
     await hass.async_stop()
     assert not host_of(config_entry).engine.started
 
-    async with async_test_home_assistant(config_dir=config_dir) as second:
-        second.data.pop(loader.DATA_CUSTOM_COMPONENTS)
-        second_calls = async_mock_service(second, "notify", PHONE)
-        again = MockConfigEntry(
-            domain=DOMAIN,
-            entry_id=config_entry.entry_id,
-            title=config_entry.title,
-            unique_id=config_entry.unique_id,
-            data=dict(config_entry.data),
-            options=dict(config_entry.options),
-        )
-        again.add_to_hass(second)
-        assert await second.config_entries.async_setup(again.entry_id)
-        await second.async_block_till_done()
+    async with restarted(config_dir, config_entry) as (second, again, second_calls):
         engine = host_of(again).engine
         await engine.idle()
         assert [(r.run_id, r.status) for r in engine.active_runs()] == [(run_id, "waiting")]
@@ -307,20 +300,7 @@ async def test_a_notify_cut_off_by_the_stop_is_sent_again_under_the_same_tag(
     await until(lambda: bool(first_calls), "the notify started")
     await hass.async_stop()
 
-    async with async_test_home_assistant(config_dir=config_dir) as second:
-        second.data.pop(loader.DATA_CUSTOM_COMPONENTS)
-        second_calls = async_mock_service(second, "notify", PHONE)
-        again = MockConfigEntry(
-            domain=DOMAIN,
-            entry_id=config_entry.entry_id,
-            title=config_entry.title,
-            unique_id=config_entry.unique_id,
-            data=dict(config_entry.data),
-            options=dict(config_entry.options),
-        )
-        again.add_to_hass(second)
-        assert await second.config_entries.async_setup(again.entry_id)
-        await second.async_block_till_done()
+    async with restarted(config_dir, config_entry) as (second, again, second_calls):
         engine = host_of(again).engine
         await engine.idle()
         assert [(r.run_id, r.status) for r in engine.active_runs()] == [(run_id, "waiting")]

@@ -42,6 +42,24 @@ then:
   - notify: { who: role:household, title: Reminder, message: second }
 """
 
+#: A question; the run waits for the answer (or the hour's timeout).
+ASK = """\
+contract: workflow.v1
+name: Ask first
+state: on
+when:
+  button: {}
+then:
+  - ask_person:
+      who: role:owner
+      message: Open the gate?
+      replies: [Open, Keep closed]
+      timeout: 1h
+      default: Keep closed
+    Open: [ notify: { who: role:household, message: opened } ]
+    Keep closed: [ notify: { who: role:household, message: kept closed } ]
+"""
+
 
 def write_workflow(hass: HomeAssistant, name: str, text: str) -> Path:
     """Write ``text`` as ``<config>/opennvr_workflows/<name>.yaml`` (before setup)."""
