@@ -103,6 +103,18 @@ class Approvals:
             if run is not None:
                 self._resume(run)
 
+    def note(self, approval_id: str, event: str, user: str | None, detail: str = "") -> None:
+        """Add a line to the approval's log (the run's trace shows it): a delivery, an
+        answer, a refused tap and why. Notes on an approval no longer in memory (a run
+        that ended) are kept too, under the run the id names."""
+        approval = self.records.get(approval_id)
+        run_id = approval.run_id if approval is not None else approval_id.partition(":")[0]
+        self.e.store.execute_nowait(
+            "INSERT INTO workflow_approval_log (approval_id, run_id, at, event, user, detail) "
+            "VALUES (?,?,?,?,?,?)",
+            (approval_id, run_id, self.e.now_ts(), event, user, detail),
+        )
+
     def pending(self) -> list[tuple[ApprovalRecord, int]]:
         out = []
         for approval in self.records.values():

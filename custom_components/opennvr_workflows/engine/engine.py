@@ -355,6 +355,17 @@ class Engine:
         one of its buttons. The run resumes once the answer is stored."""
         await self._approvals.answer(approval_id, reply, user)
 
+    def note_approval(
+        self, approval_id: str, event: str, user: str | None, detail: str = ""
+    ) -> None:
+        """Log what happened to a question (delivered, refused and why, answered) in the
+        run's trace (:meth:`run_detail`'s ``approval_log``)."""
+        self._approvals.note(approval_id, event, user, detail)
+
+    def approval(self, approval_id: str) -> ApprovalRecord | None:
+        """An approval of an active run, whatever its status."""
+        return self._approvals.records.get(approval_id)
+
     def pending_approvals(self) -> list[tuple[ApprovalRecord, int]]:
         """Open approvals with their run's "seen again" count."""
         return self._approvals.pending()

@@ -30,6 +30,9 @@ def run_detail(conn: sqlite3.Connection, run_id: str) -> dict[str, Any]:
         approvals = conn.execute(
             "SELECT * FROM workflow_approvals WHERE run_id=?", (run_id,)
         ).fetchall()
+        approval_log = conn.execute(
+            "SELECT * FROM workflow_approval_log WHERE run_id=? ORDER BY at, rowid", (run_id,)
+        ).fetchall()
     finally:
         conn.row_factory = None
     return {
@@ -37,6 +40,7 @@ def run_detail(conn: sqlite3.Connection, run_id: str) -> dict[str, Any]:
         "steps": [dict(s) for s in steps],
         "tool_calls": [dict(c) for c in calls],
         "approvals": [dict(a) for a in approvals],
+        "approval_log": [dict(a) for a in approval_log],
     }
 
 

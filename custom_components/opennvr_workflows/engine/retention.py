@@ -59,6 +59,7 @@ def _prune_chunk(conn: sqlite3.Connection, cutoff: float) -> int:
             ("workflow_run_steps", "run_id"),
             ("workflow_tool_calls", "run_id"),
             ("workflow_approvals", "run_id"),
+            ("workflow_approval_log", "run_id"),
             ("workflow_runs", "id"),
         ):
             conn.execute(f"DELETE FROM {table} WHERE {column} IN ({marks})", chunk)

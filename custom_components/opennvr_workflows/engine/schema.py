@@ -140,7 +140,22 @@ CREATE TABLE workflow_limit_counters (
 ) WITHOUT ROWID;
 """
 
+#: What happened to each question, in order: delivered, answered, refused (who tried, and
+#: why: not an addressee, a replayed or forged token, an expired link), timed out. The run's
+#: trace shows it beside the approval.
+_V2: Final = """
+CREATE TABLE workflow_approval_log (
+    approval_id  TEXT NOT NULL,
+    run_id       TEXT NOT NULL,
+    at           REAL NOT NULL,
+    event        TEXT NOT NULL,           -- delivered | answered | refused | timed_out | ...
+    user         TEXT,
+    detail       TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX workflow_approval_log_by_run ON workflow_approval_log (run_id);
+"""
+
 #: Migration n (1-based) takes a file from user_version n-1 to n.
-MIGRATIONS: Final[tuple[str, ...]] = (_V1,)
+MIGRATIONS: Final[tuple[str, ...]] = (_V1, _V2)
 
 SCHEMA_VERSION: Final = len(MIGRATIONS)
