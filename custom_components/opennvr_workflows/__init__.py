@@ -104,7 +104,12 @@ async def async_setup_entry(hass: HomeAssistant, entry: OpenNVRConfigEntry) -> b
         entry.async_start_reauth(hass)
 
     runtime.sources = build_sources(
-        hass, runtime.settings, site.client, hub, on_auth_failed=_token_refused
+        hass,
+        runtime.settings,
+        site.client,
+        hub,
+        on_auth_failed=_token_refused,
+        entry_id=entry.entry_id,
     )
     if derives_observed(source.name for source in runtime.sources):
         # The websocket alone: its detector tracks stand in for the contracted

@@ -152,12 +152,14 @@ class Mosquitto(BrokerProcess):
 @dataclass
 class NatsServer(BrokerProcess):
     """nats-server on 127.0.0.1, with a token, a user and password, or neither; TLS with
-    a self-signed certificate when ``tls`` is set."""
+    a self-signed certificate when ``tls`` is set; with JetStream (stored in its work
+    folder, so it outlives a restart) when ``jetstream`` is set."""
 
     token: str | None = None
     user: str | None = None
     password: str | None = None
     tls: bool = False
+    jetstream: bool = False
 
     @property
     def url(self) -> str:
@@ -172,6 +174,8 @@ class NatsServer(BrokerProcess):
         if self.tls:
             cert, key = write_self_signed(self.workdir, "broker.local")
             cmd += ["--tls", "--tlscert", str(cert), "--tlskey", str(key)]
+        if self.jetstream:
+            cmd += ["-js", "-sd", str(self.workdir / "jetstream")]
         return cmd
 
 

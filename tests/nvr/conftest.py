@@ -57,3 +57,33 @@ async def sim(socket_enabled: None) -> AsyncGenerator[OpenNVRSimulator]:
 async def http_session(socket_enabled: None) -> AsyncGenerator[aiohttp.ClientSession]:
     async with aiohttp.ClientSession() as session:
         yield session
+
+
+class DurableSink:
+    """A durable consumer for the hub, standing in for the engine: it records each event
+    it "committed"; ``fail`` makes the next that many fail (not durable); while ``held``,
+    every event waits (a process that stops before its commit) until :meth:`release`."""
+
+    def __init__(self, hub: EventHub) -> None:
+        self.committed = Collected()
+        self.attempts: list[NvrEvent] = []
+        self.fail = 0
+        self.held: asyncio.Event | None = None
+        self.unsubscribe = hub.subscribe_durable(self)
+
+    async def __call__(self, event: NvrEvent) -> None:
+        self.attempts.append(event)
+        await asyncio.sleep(0.001)  # a commit is never instant
+        if self.held is not None:
+            await self.held.wait()
+        if self.fail > 0:
+            self.fail -= 1
+            raise OSError("disk I/O error")
+        self.committed.append(event)
+
+    def hold(self) -> None:
+        self.held = asyncio.Event()
+
+    def release(self) -> None:
+        if self.held is not None:
+            self.held.set()

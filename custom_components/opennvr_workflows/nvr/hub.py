@@ -10,19 +10,26 @@ and coming back one info line, however many retries happen in between; a source 
 purpose (an unload, a reload) is no outage and logs no warning; a flood of malformed
 payloads is one warning per (source, kind), the rest only counted.
 
+Consumers that must make an event durable (the workflow engine) subscribe with
+:meth:`EventHub.subscribe_durable`. :meth:`EventHub.publish_tracked` starts them at once
+and returns what to wait on, so a source that can acknowledge its broker does so only after
+the engine has committed the event's runs; a failure forgets the alert id again, so the
+redelivered copy is not taken for a duplicate.
+
 Plain Python, driven from the event loop: sources on other threads hand their messages
 to the loop first.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from types import MappingProxyType
-from typing import Final
+from typing import Any, Final
 
 from ..engine.events import NvrEvent
 
@@ -33,7 +40,14 @@ _LOGGER = logging.getLogger(__name__)
 DEDUPE_WINDOW: Final = 4096
 
 EventListener = Callable[[NvrEvent], None]
+_DUPLICATE: Final = object()
 StateListener = Callable[[str, bool], None]
+#: A consumer that returns once the event is durable (raises if it could not make it so).
+DurableListener = Callable[[NvrEvent], Coroutine[Any, Any, None]]
+
+
+class DeliveryError(Exception):
+    """A durable consumer failed on an event: it is not durable, so it is not acknowledged."""
 
 
 @dataclass
@@ -48,6 +62,10 @@ class SourceStats:
     dropped_by_kind: dict[str, int] = field(default_factory=dict)
     connected: bool = False
     last_event_at: datetime | None = None
+    failed: int = 0
+    """Events a durable consumer failed on (left unacknowledged, for the source to redeliver)."""
+    resyncs: int = 0
+    """Times the source could not resume where it stopped and started over from a snapshot."""
 
 
 class EventHub:
@@ -55,9 +73,16 @@ class EventHub:
 
     def __init__(self, *, dedupe_window: int = DEDUPE_WINDOW) -> None:
         self._stats: dict[str, SourceStats] = {}
-        self._seen: OrderedDict[str, None] = OrderedDict()
+        #: Alert ids seen recently, each with its durability (None once durable).
+        self._seen: OrderedDict[str, asyncio.Future[None] | None] = OrderedDict()
         self._window = dedupe_window
         self._listeners: list[EventListener] = []
+        self._durable: list[DurableListener] = []
+        #: Set once a durable consumer subscribed: from then on an event is durable only
+        #: when one took it, and none listening (the engine stopping) means "not durable".
+        self._durable_required = False
+        #: Durable consumers' tasks in flight (a reference keeps each alive).
+        self._tasks: set[asyncio.Task[None]] = set()
         self._state_listeners: list[StateListener] = []
         self._counter_listeners: list[Callable[[], None]] = []
         self._logged_drops: set[tuple[str, str]] = set()
@@ -73,14 +98,32 @@ class EventHub:
         return stats
 
     def publish(self, event: NvrEvent) -> bool:
-        """Hand ``event`` to every listener; False (and counted) for a duplicate alert_id."""
+        """Hand ``event`` to every listener; False (and counted) for a duplicate alert_id.
+
+        Durable consumers are started too but not waited on; their failure is logged and
+        counted. A source that can acknowledge uses :meth:`publish_tracked` instead."""
+        return self._admit(event) is not _DUPLICATE
+
+    def publish_tracked(self, event: NvrEvent) -> asyncio.Future[None] | None:
+        """:meth:`publish`, returning what to wait on before acknowledging ``event``: a
+        future that resolves once every durable consumer has made it durable (and raises
+        :class:`DeliveryError` if one could not), or None when there is nothing to wait
+        for. A duplicate waits on its first copy."""
+        admitted = self._admit(event)
+        if admitted is _DUPLICATE:
+            first = self._seen.get(event.alert_id or "")
+            return None if first is None else asyncio.shield(first)
+        # Shielded: a waiter that is cancelled must not cancel what others wait on.
+        return asyncio.shield(admitted) if isinstance(admitted, asyncio.Future) else None
+
+    def _admit(self, event: NvrEvent) -> asyncio.Future[None] | object | None:
         stats = self.register(event.source)
         if event.alert_id is not None:
             if event.alert_id in self._seen:
                 stats.duplicates += 1
                 _LOGGER.debug("Duplicate alert %s via %s dropped", event.alert_id, event.source)
                 self._counters_changed()
-                return False
+                return _DUPLICATE
             self._seen[event.alert_id] = None
             if len(self._seen) > self._window:
                 self._seen.popitem(last=False)
@@ -92,8 +135,77 @@ class EventHub:
             except Exception:
                 # One broken consumer must not stop the others, nor the source.
                 _LOGGER.exception("Event listener failed on %s event", event.kind)
+        durable = self._start_durable(event)
         self._counters_changed()
-        return True
+        return durable
+
+    def _start_durable(self, event: NvrEvent) -> asyncio.Future[None] | None:
+        """Start every durable consumer eagerly (each runs up to its first wait right now,
+        so the engine sees events in the order they were published)."""
+        if not self._durable:
+            if not self._durable_required:
+                return None
+            # The engine was listening and has stopped (an unload in progress): what
+            # arrives now is not durable, so it must not be acknowledged either.
+            if event.alert_id is not None:
+                self._seen.pop(event.alert_id, None)
+            refused: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            refused.set_exception(DeliveryError("no durable consumer is listening"))
+            refused.exception()
+            return refused
+        loop = asyncio.get_running_loop()
+        tasks: list[asyncio.Task[None]] = []
+        for listener in list(self._durable):
+            task = asyncio.Task(listener(event), loop=loop, eager_start=True)
+            if not task.done():
+                self._tasks.add(task)
+                task.add_done_callback(self._tasks.discard)
+            tasks.append(task)
+        if all(t.done() and not t.cancelled() and t.exception() is None for t in tasks):
+            return None
+        done: asyncio.Future[None] = loop.create_future()
+        if event.alert_id is not None:
+            self._seen[event.alert_id] = done
+        remaining = [len(tasks)]
+
+        def _settled(_task: asyncio.Task[None]) -> None:
+            remaining[0] -= 1
+            if remaining[0] == 0:
+                self._settle(event, tasks, done)
+
+        for task in tasks:
+            task.add_done_callback(_settled)
+        return done
+
+    def _settle(
+        self, event: NvrEvent, tasks: list[asyncio.Task[None]], done: asyncio.Future[None]
+    ) -> None:
+        errors: list[BaseException] = []
+        for task in tasks:
+            if task.cancelled():
+                errors.append(asyncio.CancelledError())
+            elif (err := task.exception()) is not None:
+                errors.append(err)
+        if event.alert_id is not None and self._seen.get(event.alert_id) is done:
+            if errors:
+                # Not durable: the redelivered copy must not be taken for a duplicate.
+                del self._seen[event.alert_id]
+            else:
+                self._seen[event.alert_id] = None
+        if done.done():
+            return
+        if not errors:
+            done.set_result(None)
+            return
+        stats = self.register(event.source)
+        stats.failed += 1
+        self._counters_changed()
+        _LOGGER.error(
+            "A %s event via %s could not be made durable: %r", event.kind, event.source, errors[0]
+        )
+        done.set_exception(DeliveryError(f"{event.kind} event via {event.source}: {errors[0]!r}"))
+        # Nobody may be waiting (a plain publish): the failure is logged above.
+        done.exception()
 
     def drop(self, source: str, kind: str, detail: str) -> None:
         """Count a malformed payload; log the first of each (source, kind) as a warning."""
@@ -161,6 +273,21 @@ class EventHub:
         """Call ``listener`` with every published event; returns the unsubscribe function."""
         self._listeners.append(listener)
         return lambda: self._remove(self._listeners, listener)
+
+    def subscribe_durable(self, listener: DurableListener) -> Callable[[], None]:
+        """Call ``await listener(event)`` with every published event; it returns once the
+        event is durable, which is when a tracked publication resolves and its source may
+        acknowledge it. Returns the unsubscribe function."""
+        self._durable.append(listener)
+        self._durable_required = True
+        return lambda: self._remove(self._durable, listener)
+
+    def resynced(self, source: str, detail: str) -> None:
+        """Count and log that ``source`` lost its place and started over from a snapshot:
+        events between the two were not seen."""
+        self.register(source).resyncs += 1
+        self._counters_changed()
+        _LOGGER.warning("OpenNVR events via %s resynchronised: %s", source, detail)
 
     def subscribe_state(self, listener: StateListener) -> Callable[[], None]:
         """Call ``listener(source, connected)`` on every change; returns the unsubscribe."""

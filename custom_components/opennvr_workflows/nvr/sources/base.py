@@ -103,3 +103,38 @@ def deliver(hub: EventHub, source: str, produce: Callable[[], list[NvrEvent]]) -
         return
     for event in events:
         hub.publish(event)
+
+
+def deliver_tracked(
+    hub: EventHub, source: str, produce: Callable[[], list[NvrEvent]]
+) -> asyncio.Future[None] | None:
+    """:func:`deliver` for a source that acknowledges: returns what to wait on before the
+    message may be acknowledged (see :meth:`EventHub.publish_tracked`), or None when
+    nothing is left to wait for. A malformed payload is a counted drop and needs no
+    waiting: a redelivered copy would be just as malformed."""
+    try:
+        events = produce()
+    except MalformedPayload as err:
+        hub.drop(source, err.kind, err.detail)
+        return None
+    except Exception as err:  # the boundary: a source must keep running
+        hub.drop(source, "error", f"{type(err).__name__}: {err}")
+        return None
+    waits = [w for event in events if (w := hub.publish_tracked(event)) is not None]
+    if not waits:
+        return None
+    if len(waits) == 1:
+        return waits[0]
+    combined: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    gathered = asyncio.gather(*waits)
+
+    def _done(fut: asyncio.Future[list[None]]) -> None:
+        if fut.cancelled():
+            combined.cancel()
+        elif (err := fut.exception()) is not None:
+            combined.set_exception(err)
+        else:
+            combined.set_result(None)
+
+    gathered.add_done_callback(_done)
+    return combined

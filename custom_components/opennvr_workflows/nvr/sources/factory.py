@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable, Coroutine, Mapping
@@ -25,7 +26,8 @@ from ...const import CONF_TRANSPORT, TRANSPORT_MQTT, TRANSPORT_NATS, TRANSPORT_W
 from ..hub import EventHub
 from .base import DEFAULT_MAX_BACKOFF, DEFAULT_MIN_BACKOFF, EventSource
 from .mqtt import DirectMqttSource, HaMqttSource, MqttSettings, new_paho_client
-from .nats import NatsSettings, NatsSource, connect_options, is_auth_error
+from .nats import DEFAULT_CONSUMER, NatsSettings, NatsSource, connect_options, is_auth_error
+from .position import HaPositionStore
 from .websocket import WebSocketSource
 
 _LOGGER = logging.getLogger(__name__)
@@ -54,9 +56,15 @@ def build_sources(
     on_auth_failed: Callable[[], None],
     min_backoff: float = DEFAULT_MIN_BACKOFF,
     max_backoff: float = DEFAULT_MAX_BACKOFF,
+    entry_id: str | None = None,
 ) -> list[EventSource]:
     """The sources ``settings`` ask for (not started). Settings a source cannot use (a
-    missing broker URL) are logged and that source left out; the websocket always runs."""
+    missing broker URL) are logged and that source left out; the websocket always runs.
+
+    ``entry_id`` names what must outlive a restart: the websocket's saved position, the
+    NATS durable consumers and the MQTT session's client id. Without it nothing is kept.
+    """
+    stable = re.sub(r"[^A-Za-z0-9_-]", "_", entry_id) if entry_id else None
 
     def task_factory(coro: Coroutine[Any, Any, None], name: str) -> asyncio.Task[None]:
         return hass.async_create_background_task(coro, name)
@@ -72,6 +80,7 @@ def build_sources(
             min_backoff=min_backoff,
             max_backoff=max_backoff,
             task_factory=task_factory,
+            positions=HaPositionStore(hass, entry_id) if entry_id else None,
         )
     ]
     transport = settings.get(CONF_TRANSPORT, TRANSPORT_WEBSOCKET)
@@ -84,6 +93,7 @@ def build_sources(
                     min_backoff=min_backoff,
                     max_backoff=max_backoff,
                     task_factory=task_factory,
+                    consumer=f"{DEFAULT_CONSUMER}_{stable}" if stable else DEFAULT_CONSUMER,
                 )
             )
         elif transport == TRANSPORT_MQTT:
@@ -93,7 +103,11 @@ def build_sources(
             else:
                 sources.append(
                     DirectMqttSource(
-                        mqtt_settings, hub, min_backoff=min_backoff, max_backoff=max_backoff
+                        mqtt_settings,
+                        hub,
+                        min_backoff=min_backoff,
+                        max_backoff=max_backoff,
+                        client_id=f"ha-opennvr-workflows-{stable}" if stable else None,
                     )
                 )
         elif transport != TRANSPORT_WEBSOCKET:

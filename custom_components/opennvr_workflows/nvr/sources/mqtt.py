@@ -6,6 +6,15 @@ Two ways in. When Home Assistant's MQTT integration is set up, its connection is
 state drives ours. Otherwise (:class:`DirectMqttSource`) a paho-mqtt client runs on a
 thread of its own, hands each message to the event loop, and reconnects with backoff
 and jitter; stopping it joins the thread, so nothing is left running after an unload.
+
+Delivery. The direct client speaks MQTT 5 with a persistent session: a stable client id
+(one per config entry), ``clean_start=False`` and a session expiry, and QoS 1
+subscriptions, so the broker keeps what is published while the client is away and sends
+it when it returns. Messages are acknowledged by hand (paho's ``manual_ack``), in the
+order they came, each only once the engine has committed what it started; one that
+could not be committed ends the connection, and the broker sends it again on the next.
+Home Assistant's MQTT integration acknowledges each message itself as soon as it arrives
+and has a session of its own: through it, delivery is at most once.
 """
 
 from __future__ import annotations
@@ -22,7 +31,9 @@ from typing import TYPE_CHECKING, Any, Final
 import paho.mqtt.client as paho
 from homeassistant.core import HomeAssistant, callback
 from homeassistant.util.ssl import client_context
-from paho.mqtt.enums import CallbackAPIVersion, MQTTErrorCode
+from paho.mqtt.enums import CallbackAPIVersion, MQTTErrorCode, MQTTProtocolVersion
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
 
 from ...const import (
     CONF_MQTT_HOST,
@@ -35,6 +46,7 @@ from ...const import (
 )
 from ..hub import EventHub
 from ..normalize import ALERTS_TOPIC, from_mqtt
+from .acks import InOrderAcks
 from .base import (
     DEFAULT_MAX_BACKOFF,
     DEFAULT_MIN_BACKOFF,
@@ -42,6 +54,7 @@ from .base import (
     TaskFactory,
     default_task_factory,
     deliver,
+    deliver_tracked,
 )
 
 if TYPE_CHECKING:
@@ -55,6 +68,10 @@ KEEPALIVE: Final = 30
 #: How often the client thread looks up from the socket to see whether it should stop.
 _POLL_S: Final = 0.2
 _JOIN_TIMEOUT: Final = 10.0
+#: How long the broker keeps the session (and the QoS 1 messages for it) while the client
+#: is away: a day covers a Home Assistant update or a night without power.
+SESSION_EXPIRY_S: Final = 24 * 3600
+QOS: Final = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,19 +106,38 @@ class MqttSettings:
         return (ALERTS_TOPIC, f"opennvr/{self.site}/+/event")
 
 
-def new_paho_client(settings: MqttSettings, purpose: str) -> paho.Client:
-    """A paho client for ``settings``; a unique client id so two HA instances (or the
-    connection tester) never kick each other off the broker."""
-    client = paho.Client(
-        CallbackAPIVersion.VERSION2,
-        client_id=f"ha-opennvr-workflows-{purpose}-{uuid.uuid4().hex[:8]}",
-        clean_session=True,
-    )
+def new_paho_client(
+    settings: MqttSettings, purpose: str, *, client_id: str | None = None
+) -> paho.Client:
+    """A paho client for ``settings``. Without ``client_id``: a unique one and a clean
+    session, so two HA instances (or the connection tester) never kick each other off
+    the broker. With one: MQTT 5 and acknowledgements by hand, for a persistent session
+    that the same id resumes."""
+    if client_id is None:
+        client = paho.Client(
+            CallbackAPIVersion.VERSION2,
+            client_id=f"ha-opennvr-workflows-{purpose}-{uuid.uuid4().hex[:8]}",
+            clean_session=True,
+        )
+    else:
+        client = paho.Client(
+            CallbackAPIVersion.VERSION2,
+            client_id=client_id,
+            protocol=MQTTProtocolVersion.MQTTv5,
+            manual_ack=True,
+        )
     if settings.user:
         client.username_pw_set(settings.user, settings.password)
     if settings.tls:
         client.tls_set_context(client_context())
     return client
+
+
+def session_properties(expiry_s: int) -> Properties:
+    """CONNECT properties asking the broker to keep the session ``expiry_s`` seconds."""
+    properties = Properties(PacketTypes.CONNECT)  # type: ignore[no-untyped-call]
+    properties.SessionExpiryInterval = expiry_s
+    return properties
 
 
 # ── through Home Assistant's MQTT integration ──────────────────────────────
@@ -146,7 +182,7 @@ class HaMqttSource:
         for topic in self._settings.topics:
             self._unsubscribe.append(
                 await mqtt.async_subscribe(
-                    self._hass, topic, self._on_message, qos=0, encoding=None
+                    self._hass, topic, self._on_message, qos=QOS, encoding=None
                 )
             )
         self._unsubscribe.append(
@@ -190,9 +226,23 @@ class DirectMqttSource:
         min_backoff: float = DEFAULT_MIN_BACKOFF,
         max_backoff: float = DEFAULT_MAX_BACKOFF,
         keepalive: int = KEEPALIVE,
+        client_id: str | None = None,
+        session_expiry_s: int = SESSION_EXPIRY_S,
     ) -> None:
         if not settings.host:
             raise ValueError("a direct MQTT connection needs a broker host")
+        #: Stable across restarts, so the broker resumes this client's session.
+        self.client_id = client_id or f"ha-opennvr-workflows-{uuid.uuid4().hex[:12]}"
+        self._session_expiry_s = session_expiry_s
+        self._client: paho.Client | None = None
+        #: Set (from the loop) to end the connection so the broker sends again what was
+        #: not acknowledged.
+        self._reconnect = threading.Event()
+        #: Which connection the loop side is on; acknowledgements of an older one are
+        #: dropped (the broker sends those messages again).
+        self._generation = 0
+        self._thread_generation = 0
+        self._acks: InOrderAcks[tuple[int, int, int]] = InOrderAcks(self._ack, self._not_durable)
         self._settings = settings
         self._hub = hub
         self._min_backoff = min_backoff
@@ -242,14 +292,22 @@ class DirectMqttSource:
             loop.call_soon_threadsafe(func, *args)
 
     def _run(self) -> None:
-        client = new_paho_client(self._settings, "events")
+        client = new_paho_client(self._settings, "events", client_id=self.client_id)
         client.on_connect = self._on_connect
         client.on_message = self._on_message
+        self._client = client
         backoff = Backoff(self._min_backoff, self._max_backoff)
         while not self._stopping.is_set():
             self._accepted = False
+            self._reconnect.clear()
             try:
-                client.connect(self._settings.host or "", self._settings.port, self._keepalive)
+                client.connect(
+                    self._settings.host or "",
+                    self._settings.port,
+                    self._keepalive,
+                    clean_start=False,
+                    properties=session_properties(self._session_expiry_s),
+                )
             except (OSError, ValueError) as err:
                 self._to_loop(self._log_failure, f"{type(err).__name__}: {err}")
             else:
@@ -265,12 +323,13 @@ class DirectMqttSource:
 
     def _pump(self, client: paho.Client) -> None:
         """Run the connection until it breaks or the source stops."""
-        while not self._stopping.is_set():
+        while not self._stopping.is_set() and not self._reconnect.is_set():
             rc = client.loop(timeout=_POLL_S)
             if rc != MQTTErrorCode.MQTT_ERR_SUCCESS:
                 if not self._accepted:
                     self._to_loop(self._log_failure, paho.error_string(rc))
                 return
+        # A normal disconnect: with the session's expiry set, the broker keeps it.
         client.disconnect()
         # Let the DISCONNECT packet go out before the socket is closed.
         client.loop(timeout=_POLL_S)
@@ -287,22 +346,47 @@ class DirectMqttSource:
             self._to_loop(self._log_failure, f"refused: {reason}")
             return
         self._accepted = True
+        self._thread_generation += 1
+        # Before any message of this connection reaches the loop (the loop runs them in
+        # the order they were handed over).
+        self._to_loop(self._connected, self._thread_generation)
         for topic in self._settings.topics:
-            client.subscribe(topic, qos=0)
-        self._to_loop(self._connected)
+            client.subscribe(topic, qos=QOS)
 
     def _on_message(self, client: paho.Client, userdata: Any, msg: paho.MQTTMessage) -> None:
-        self._to_loop(self._handle, msg.topic, bytes(msg.payload))
+        self._to_loop(
+            self._handle, msg.topic, bytes(msg.payload), msg.mid, msg.qos, self._thread_generation
+        )
 
     # ── on the event loop ────────────────────────────────────────────────
 
-    def _connected(self) -> None:
+    def _connected(self, generation: int) -> None:
+        # Whatever the last connection left unacknowledged comes again on this one.
+        self._generation = generation
+        self._acks.reset()
         # From now on a loss is the hub's to log ("lost ... unavailable").
         self._outage_reported = True
         self._hub.set_connected(NAME, True)
 
-    def _handle(self, topic: str, payload: bytes) -> None:
-        deliver(self._hub, NAME, lambda: from_mqtt(topic, payload))
+    def _handle(self, topic: str, payload: bytes, mid: int, qos: int, generation: int) -> None:
+        durable = deliver_tracked(self._hub, NAME, lambda: from_mqtt(topic, payload))
+        if qos > 0 and generation == self._generation:
+            self._acks.add((generation, mid, qos), durable)
+
+    def _ack(self, token: tuple[int, int, int]) -> None:
+        generation, mid, qos = token
+        client = self._client
+        if client is not None and generation == self._generation:
+            # paho queues the PUBACK and wakes its thread to send it.
+            client.ack(mid, qos)
+
+    def _not_durable(self, token: tuple[int, int, int], err: BaseException) -> None:
+        _LOGGER.warning(
+            "An MQTT message could not be made durable (%s); reconnecting so the broker "
+            "sends it again",
+            err,
+        )
+        self._reconnect.set()
 
     def _log_failure(self, detail: str) -> None:
         if self._outage_reported:
