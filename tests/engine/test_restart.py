@@ -120,3 +120,28 @@ def test_gate_killed_after_acting_is_unknown_and_not_repeated(tmp_path: Path) ->
         assert status == "unknown"
         assert "interrupted" in json.loads(result)["error"]
         assert conn.execute("SELECT unknown_steps FROM workflow_runs").fetchone() == (1,)
+
+
+def test_unknown_step_counted_when_killed_again_before_the_run_ended(tmp_path: Path) -> None:
+    """The gate acted, the process died; the restart marked the step unknown and was
+    killed too, before the run ended. The run's ``unknown_steps`` still counts it (it
+    is counted from the steps on the next start, not from a column written at the
+    end), the gate did not open again, and people were alerted once."""
+    db, log = tmp_path / "engine.db", tmp_path / "effects.log"
+    assert _child(db, log, "effect:app_action:1:after") == KILLED
+    # The restart marks the gate unknown, alerts, and dies at the log step after it.
+    assert _child(db, log, "effect:log:1:after") == KILLED
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        status, unknown = conn.execute("SELECT status, unknown_steps FROM workflow_runs").fetchone()
+        assert (status, unknown) == ("running", 0)  # the column is written at the end
+        gate = conn.execute("SELECT status FROM workflow_run_steps WHERE kind='app_action'")
+        assert gate.fetchone() == ("unknown",)
+    assert _child(db, log, "none") == 0
+    lines = [line.split()[0] for line in log.read_text().splitlines()]
+    assert lines.count("app_action") == 1
+    assert lines.count("alert") == 1
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        assert conn.execute("SELECT status, unknown_steps FROM workflow_runs").fetchone() == (
+            "done",
+            1,
+        )

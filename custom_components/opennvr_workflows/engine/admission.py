@@ -6,13 +6,19 @@ applies what the index cannot: a workflow ignores the alerts it raised itself
 with a duration only starts a watch, and the workflow's limits decide between
 starting a run, joining the run already going for the same camera, track or
 plate ("seen again"), and dropping the event with a counted reason.
+
+A source that acknowledges events only once they are durable (see
+:meth:`.engine.Engine.dispatch`) delivers again what a crash left unacknowledged,
+which may include an event whose run was already committed. Such a redelivery is
+recognised by its alert id (:class:`Delivered`, rebuilt from the runs of the last
+hour on start) and answered with the run it started, so it never starts a second.
 """
 
 from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Final
 
@@ -38,6 +44,13 @@ RUN_SQL: Final = (
 )
 
 
+#: Sources that deliver an unacknowledged event again after a restart; their alerts are
+#: recognised by alert id (an engine-raised or a named start is never a redelivery).
+REDELIVERING: Final = frozenset({"websocket", "nats", "mqtt"})
+#: How long, and for how many alerts at most, a run's alert id is remembered.
+DELIVERED_WINDOW_S: Final = 3600.0
+DELIVERED_MAX: Final = 100_000
+
 #: The limit key prefix of a trial run: no live event shares its slot, and a restart
 #: does not count it against the workflow's hourly limits.
 TRIAL_KEY: Final = "trial:"
@@ -55,6 +68,46 @@ def limit_key(mode: str, event: NvrEvent) -> str:
     if mode == "plate" and event.plate is not None:
         return f"plate:{event.plate}"
     return f"camera:{event.camera_id or event.camera_role or ''}"
+
+
+class Delivered:
+    """The alerts that started runs recently, per workflow: ``(workflow, alert id)`` to
+    the run, oldest first, bounded by :data:`DELIVERED_WINDOW_S` and
+    :data:`DELIVERED_MAX`."""
+
+    def __init__(self) -> None:
+        self._runs: dict[tuple[str, str], tuple[str, float]] = {}
+
+    def run_of(self, workflow_id: str, event: NvrEvent) -> str | None:
+        """The run this alert already started for this workflow, if it is a redelivery."""
+        if event.alert_id is None or event.source not in REDELIVERING:
+            return None
+        found = self._runs.get((workflow_id, event.alert_id))
+        return found[0] if found is not None else None
+
+    def add(self, workflow_id: str, event: NvrEvent, run_id: str, now: float) -> None:
+        if event.alert_id is None or event.source not in REDELIVERING:
+            return
+        self._runs[(workflow_id, event.alert_id)] = (run_id, now)
+        oldest = next(iter(self._runs.items()))
+        if oldest[1][1] < now - DELIVERED_WINDOW_S or len(self._runs) > DELIVERED_MAX:
+            self._trim(now)
+
+    def restore(self, rows: Iterable[tuple[str, str, str, float]]) -> None:
+        """``(workflow_id, alert_id, run_id, started_at)`` rows, oldest first."""
+        for workflow_id, alert_id, run_id, started_at in rows:
+            self._runs[(workflow_id, alert_id)] = (run_id, started_at)
+
+    def __len__(self) -> int:
+        return len(self._runs)
+
+    def _trim(self, now: float) -> None:
+        cutoff = now - DELIVERED_WINDOW_S
+        while self._runs:
+            key, (_, at) = next(iter(self._runs.items()))
+            if at >= cutoff and len(self._runs) <= DELIVERED_MAX:
+                break
+            del self._runs[key]
 
 
 class Admission:
@@ -76,6 +129,7 @@ class Admission:
         self._runs = driver.runs
         self._counters = counters
         self._updates = updates
+        self.delivered = Delivered()
 
     def offer(self, found: Sequence[Candidate], event: NvrEvent) -> tuple[str, ...]:
         """The event matched ``found``; returns the runs it started or joined."""
@@ -135,6 +189,10 @@ class Admission:
 
     def admit(self, entry: Entry, event: NvrEvent) -> str | None:
         """Apply the workflow's limits: start, join, or drop (counted)."""
+        again = self.delivered.run_of(entry.workflow_id, event)
+        if again is not None:
+            self._counters.count(entry.workflow_id, "dropped:redelivered")
+            return again
         workflow = entry.workflow
         limiter = self._catalog.limiter(entry.workflow_id, workflow)
         key = limit_key(workflow.limits.one_at_a_time, event)
@@ -194,6 +252,7 @@ class Admission:
         )
         if trial is None:
             self._catalog.limiter(entry.workflow_id).started(key, run_id, now)
+            self.delivered.add(entry.workflow_id, event, run_id, now)
         self._runs[run_id] = run
         self.e.store.execute_nowait(
             RUN_SQL,

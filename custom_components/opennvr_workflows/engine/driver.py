@@ -71,8 +71,10 @@ class RunDriver:
                 if run.again:
                     continue
                 run.status = "waiting"
+                # The unknown count goes with it: a run may wait for days after one.
                 self.e.store.execute_nowait(
-                    "UPDATE workflow_runs SET status='waiting' WHERE id=?", (run.run_id,)
+                    "UPDATE workflow_runs SET status='waiting', unknown_steps=? WHERE id=?",
+                    (run.unknown_steps, run.run_id),
                 )
                 self._updates.emit(EngineUpdate("run_waiting", run.workflow_id, run.run_id))
                 return

@@ -5,14 +5,17 @@ Lifecycle::
     engine = Engine(path, effects, ai, clock)
     engine.set_workflows({"night_yard": workflow, ...})   # before or after start
     await engine.start()        # opens the file, settles and resumes runs
-    engine.submit(event)        # or: await engine.dispatch(event)
+    await engine.dispatch(event)  # returns once durable (engine.submit: accepted only)
     await engine.answer_approval(approval_id, "Yes", "alice")
     await engine.stop()
 
 Everything here runs on one asyncio loop; the database is written by the
 store's own thread. :meth:`submit` is synchronous and cheap for an event that
 starts nothing (one to four dictionary look-ups), so an event source can call
-it for every event it sees.
+it for every event it sees; its return means "accepted, not yet durable".
+A source that acknowledges events to a broker or a replaying server awaits
+:meth:`dispatch` instead, which returns once what the event started is
+committed: events dispatched together share one commit.
 
 :class:`Engine` is the one public object; the work is done by its parts, one
 module each: :mod:`.catalog` (workflows, versions, states), :mod:`.admission`
@@ -127,6 +130,8 @@ class Engine:
         # Direct references for :meth:`submit`, which every event goes through.
         self._index = self._catalog.index
         self._offline = self._due.offline
+        #: The commit request the :meth:`durable` callers of this loop turn share.
+        self._barrier: asyncio.Future[None] | None = None
 
     # ── lifecycle ──────────────────────────────────────────────────────
 
@@ -153,6 +158,7 @@ class Engine:
         self._started = True
         self._catalog.apply_all()
         restore_limits(loaded, self._catalog)
+        self._admission.delivered.restore(loaded.delivered)
         restore_marks(loaded, self._marks)
         self._due.restore(loaded.due)
         self._catalog.ensure_schedules()
@@ -246,28 +252,79 @@ class Engine:
     def submit(self, event: NvrEvent) -> tuple[str, ...]:
         """Offer an event. Returns the ids of the runs it started or joined.
 
-        Synchronous and cheap when nothing matches; must be called on the
-        engine's event loop."""
-        self.stats.events += 1
-        if event.kind == "camera_online" and self._offline:
-            self._due.camera_back(event)
-        found = self._index.match(event) if self._started else None
-        if not found:
-            return _NONE
-        return self._admission.offer(found, event)
+        The return means *accepted, not yet durable*: the rows of a run it started
+        are queued, and a process killed before the next commit loses them. A caller
+        that tells the event's source "delivered" (an ack) must await
+        :meth:`dispatch` instead. Synchronous and cheap when nothing matches; must
+        be called on the engine's event loop."""
+        return self._offer(event)[0]
 
     def submit_for_role(self, event: NvrEvent) -> tuple[str, ...]:
         """Offer an event again under another role its camera plays: only the
         workflows that name that role are matched, so one that takes any camera
-        is not started twice by the same event."""
+        is not started twice by the same event. Accepted, not yet durable, as
+        :meth:`submit`; await :meth:`durable` before acknowledging it."""
         found = self._index.match_role(event) if self._started else None
         if not found:
             return _NONE
         return self._admission.offer(found, event)
 
     async def dispatch(self, event: NvrEvent) -> tuple[str, ...]:
-        """:meth:`submit` for callers that prefer to await."""
-        return self.submit(event)
+        """Offer an event and return once what it decided is committed.
+
+        The run rows it started, the run it joined, or the decision that it starts
+        nothing (a cooldown, a watch it began or cancelled) are on disk when this
+        returns, so the caller may acknowledge the event to its source: a process
+        killed after that point resumes the run on its next start. An event that
+        matches no workflow returns at once. Concurrent dispatches share one commit
+        (the store writes everything queued as one transaction). Raises
+        :class:`~.errors.StoreError` when the rows could not be written (do not
+        acknowledge the event then) and ``RuntimeError`` before :meth:`start`."""
+        if not self._started:
+            raise RuntimeError("the engine is not started")
+        run_ids, touched = self._offer(event)
+        if touched:
+            await self.durable()
+        return run_ids
+
+    async def durable(self) -> None:
+        """Return once everything accepted so far is committed (group commit).
+
+        Every caller in the same turn of the event loop shares one commit request,
+        queued at the end of that turn behind all their writes; a caller that is
+        cancelled leaves the others waiting on it."""
+        barrier = self._barrier
+        if barrier is None:
+            loop = asyncio.get_running_loop()
+            barrier = self._barrier = loop.create_future()
+            barrier.add_done_callback(_retrieved)
+            loop.call_soon(self._commit_barrier, barrier)
+        await asyncio.shield(barrier)
+
+    def _commit_barrier(self, barrier: asyncio.Future[None]) -> None:
+        """Queue the commit request the callers of :meth:`durable` in this turn share."""
+        if self._barrier is barrier:
+            self._barrier = None
+        try:
+            flushed = self.store.flush()
+        except Exception as err:  # closed or failed store: the callers must not ack
+            if not barrier.done():
+                barrier.set_exception(err)
+            return
+        flushed.add_done_callback(lambda done: _settle_barrier(barrier, done))
+
+    def _offer(self, event: NvrEvent) -> tuple[tuple[str, ...], bool]:
+        """The runs the event started or joined, and whether it changed any state
+        (queued a write or decided on written state)."""
+        self.stats.events += 1
+        touched = False
+        if event.kind == "camera_online" and self._offline:
+            self._due.camera_back(event)
+            touched = True
+        found = self._index.match(event) if self._started else None
+        if not found:
+            return _NONE, touched
+        return self._admission.offer(found, event), True
 
     def run_now(self, workflow_id: str, user: str | None = None) -> tuple[str, ...]:
         """A "Run now" button press for a button-triggered workflow."""
@@ -470,3 +527,20 @@ class Engine:
         days = self.retention_days if older_than_days is None else older_than_days
         cutoff = self.now_ts() - days * 86400.0
         return await prune_before(lambda: self.store, cutoff)
+
+
+def _settle_barrier(barrier: asyncio.Future[None], flushed: asyncio.Future[Any]) -> None:
+    if barrier.done():
+        return
+    if flushed.cancelled():
+        barrier.cancel()
+    elif (err := flushed.exception()) is not None:
+        barrier.set_exception(err)
+    else:
+        barrier.set_result(None)
+
+
+def _retrieved(barrier: asyncio.Future[None]) -> None:
+    """Mark a failed commit request as seen: its callers (if any are left) raise it."""
+    if not barrier.cancelled():
+        barrier.exception()

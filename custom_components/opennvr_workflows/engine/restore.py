@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..workflow import model
+from .admission import DELIVERED_WINDOW_S, REDELIVERING
 from .catalog import Catalog
 from .events import NvrEvent
 from .marks import Marks
@@ -28,6 +29,8 @@ if TYPE_CHECKING:
     from .engine import Engine
 
 _LOGGER = logging.getLogger(__name__)
+
+_REDELIVERING = ",".join(f"'{source}'" for source in sorted(REDELIVERING))
 
 
 @dataclass(slots=True)
@@ -43,6 +46,9 @@ class Loaded:
     versions: dict[tuple[str, str], str]
     starts: list[tuple[str, str, float]]
     ai_calls: list[tuple[str, float]]
+    #: ``(workflow_id, alert_id, run_id, started_at)`` of the last hour's runs that an
+    #: alert from a redelivering source started (see :class:`.admission.Delivered`).
+    delivered: list[tuple[str, str, str, float]]
 
 
 def load(conn: sqlite3.Connection, now: float) -> Loaded:
@@ -98,6 +104,14 @@ def load(conn: sqlite3.Connection, now: float) -> Loaded:
             "AND started_at > ? AND run_id NOT IN (SELECT id FROM workflow_runs "
             "WHERE limit_key LIKE 'trial:%')",
             (hour_ago,),
+        ).fetchall(),
+        delivered=conn.execute(
+            "SELECT workflow_id, alert_id, id, started_at FROM (SELECT workflow_id, id, "
+            "started_at, json_extract(trigger, '$.alert_id') AS alert_id, "
+            "json_extract(trigger, '$.source') AS source FROM workflow_runs "
+            "WHERE started_at > ? AND limit_key NOT LIKE 'trial:%') "
+            f"WHERE alert_id IS NOT NULL AND source IN ({_REDELIVERING}) ORDER BY started_at",
+            (now - DELIVERED_WINDOW_S,),
         ).fetchall(),
     )
 
@@ -162,7 +176,7 @@ def restore_runs(
             test,
             status,
             seen_again,
-            unknown,
+            _unknown,
             started_at,
         ) = row
         workflow = workflows.get((workflow_id, version))
@@ -175,10 +189,7 @@ def restore_runs(
                     workflow = loads(loaded.versions[(workflow_id, version)])
                 except (KeyError, VersionDecodeError, ValueError) as err:
                     _LOGGER.exception("run %s: its workflow version is unreadable", run_id)
-                    engine.store.execute_nowait(
-                        "UPDATE workflow_runs SET status='failed', ended_at=?, error=? WHERE id=?",
-                        (engine.now_ts(), f"workflow version unreadable: {err}", run_id),
-                    )
+                    _fail_unreadable(engine, run_id, f"workflow version unreadable: {err}")
                     continue
             workflows[(workflow_id, version)] = workflow
         run_steps = steps.get(run_id, {})
@@ -196,13 +207,37 @@ def restore_runs(
             status=status,
             trial=str(key).startswith("trial:"),
             seen_again=seen_again,
-            unknown_steps=unknown,
+            # Counted from the steps, not the run's column: that column is written when
+            # the run ends, and a crash between marking a step unknown and the run's end
+            # would leave it short.
+            unknown_steps=sum(1 for s in run_steps.values() if s.status == "unknown"),
             steps=run_steps,
             seq=max((s.seq for s in run_steps.values()), default=0),
         )
         into[run_id] = run
         limiter = catalog.limiter(workflow_id, workflow)
         limiter.active[key] = run_id
+
+
+def _fail_unreadable(engine: Engine, run_id: str, error: str) -> None:
+    """Fail a run that cannot be resumed. An actuator it had begun (an intent with no
+    result) may or may not have acted: it is marked unknown, and counted, like any
+    interrupted actuator."""
+
+    def write(conn: sqlite3.Connection) -> None:
+        conn.execute(
+            "UPDATE workflow_run_steps SET status='unknown', outcome='done', "
+            "result=? WHERE run_id=? AND status='intent'",
+            (json.dumps({"error": "interrupted between intent and result"}), run_id),
+        )
+        conn.execute(
+            "UPDATE workflow_runs SET status='failed', ended_at=?, error=?, unknown_steps="
+            "(SELECT count(*) FROM workflow_run_steps WHERE run_id=? AND status='unknown') "
+            "WHERE id=?",
+            (engine.now_ts(), error, run_id, run_id),
+        )
+
+    engine.store.submit_nowait(write)
 
 
 def _steps_by_run(rows: Iterable[tuple[Any, ...]]) -> dict[str, dict[str, StepRecord]]:
