@@ -118,7 +118,9 @@ class ActionSteps:
             await self.e.alert_unknown(run, path, kind)
             return
         self._recorder.record(run, path, kind, "intent" if once else "running", inputs=summary)
-        await self.e.store.flush()
+        # An intent must survive a power cut before the world is touched: lost, a
+        # restart would not know the action may have happened, and would do it again.
+        await self.e.store.flush(durable=once)
         ctx = run_context(
             run, path, ai_derived=derived, needs_person=run.ai_derived and lineage.person is None
         )

@@ -8,13 +8,32 @@ that is waiting and runs it as one transaction. Under a flood that turns
 thousands of small writes into a few commits a second, which is what lets a
 run be durable before its first step without a disk round trip per run.
 
+Durability. Ordinary commits run with ``synchronous=NORMAL``: they survive
+a crash of the process, and a power cut at worst loses the last few of them
+(the file itself stays consistent). A write whose loss would do harm (the
+record that an actuator is about to act) is followed by ``flush(durable=True)``:
+the transaction that carries it runs with ``synchronous=FULL``, so it is on
+the disk before the future resolves. This is group commit: every durable
+request that queued while the previous commit was syncing shares the next
+commit and its one sync.
+
+Bounded disk. The WAL is kept to a few megabytes at any sustained rate: a
+second connection, on its own thread, copies the WAL into the database
+(``PASSIVE`` checkpoints, so the disk syncs they need rarely stall a run);
+the writer's own ``wal_autocheckpoint`` finishes the job once the WAL passes
+:data:`WAL_AUTOCHECKPOINT_PAGES`, so the next commit starts the WAL over from
+its beginning (a checkpoint running beside a busy writer alone never catches
+up, and the WAL would only grow); ``journal_size_limit`` trims the file when
+it starts over after a burst; and after :data:`IDLE_CHECKPOINT_S` without
+work the writer truncates the WAL to nothing. Reads run inside the writer's
+short transactions, so no read transaction outlives a batch and pins the WAL.
+
 The file is opened in WAL mode, and the engine holds an advisory lock on
 ``<file>.lock``: the engine is the file's only writer, and a second process
 that tries to open it gets :class:`StoreLockedError` at once instead of two
-engines racing on the same runs. A second connection, on its own thread, only
-checkpoints the WAL, so the disk syncs a checkpoint needs never stall a run.
-A damaged file is refused with :class:`StoreCorruptError`; the engine
-never starts over on a fresh file and silently loses runs.
+engines racing on the same runs. A damaged file is refused with
+:class:`StoreCorruptError`; the engine never starts over on a fresh file and
+silently loses runs.
 """
 
 from __future__ import annotations
@@ -41,11 +60,19 @@ _LOGGER = logging.getLogger(__name__)
 MAX_BATCH: Final = 2000
 #: Commits after which the checkpointer copies the WAL into the database, and
 #: the longest it waits between checks.
-CHECKPOINT_EVERY: Final = 500
-CHECKPOINT_INTERVAL_S: Final = 1.0
+CHECKPOINT_EVERY: Final = 100
+CHECKPOINT_INTERVAL_S: Final = 0.5
+#: WAL pages (4 KiB each) after which the writer's commit checkpoints itself:
+#: the WAL's bound under load.
+WAL_AUTOCHECKPOINT_PAGES: Final = 500
+#: The size SQLite trims the WAL file to when it starts over after a burst.
+JOURNAL_SIZE_LIMIT_BYTES: Final = 4 * 1024 * 1024
+#: Seconds without work after which the writer truncates the WAL to nothing.
+IDLE_CHECKPOINT_S: Final = 1.0
 
 Op = Callable[[sqlite3.Connection], Any]
-_Item = tuple[Op, "asyncio.Future[Any] | None"]
+#: An operation, the future that waits on it, and whether its commit must be synced.
+_Item = tuple[Op, "asyncio.Future[Any] | None", bool]
 _STOP: Final = object()
 
 
@@ -80,6 +107,16 @@ class Store:
         self.failed: StoreError | None = None
         self._lock_fd: int | None = None
         self._checkpointed = 0
+        #: Whether ``flush(durable=True)`` syncs; False only to measure what the sync costs.
+        self.sync_durable = True
+        #: Commits made with a sync, and the durable requests they served.
+        self.synced_commits = 0
+        self.durable_requests = 0
+        self._full = False  # the connection's synchronous setting is FULL
+        self._unsynced = True  # commits since the last sync (a previous process's too)
+        self._wal_dirty = False  # written since the WAL was last truncated
+        self._busy_ms = 1000  # the writer's busy timeout, set on connecting
+        self._checkpoint_lock = threading.Lock()
         self._checkpoint_wake = threading.Event()
         self._checkpoint_stop = threading.Event()
         self._checkpoint_thread: threading.Thread | None = None
@@ -152,13 +189,13 @@ class Store:
         """Queue ``op(connection)``; the future resolves with its return
         value once the transaction holding it has committed."""
         fut: asyncio.Future[Any] = self._loop.create_future()
-        self._put(op, fut)
+        self._put(op, fut, durable=False)
         return fut
 
     def submit_nowait(self, op: Op) -> None:
         """Queue ``op`` without a future, for writes nobody waits on (their
         failure is logged and recorded in :attr:`failed`)."""
-        self._put(op, None)
+        self._put(op, None, durable=False)
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> asyncio.Future[Any]:
         """Queue one statement; resolves with ``cursor.rowcount``."""
@@ -167,16 +204,20 @@ class Store:
     def execute_nowait(self, sql: str, params: Sequence[Any] = ()) -> None:
         self.submit_nowait(lambda c: c.execute(sql, params))
 
-    def flush(self) -> asyncio.Future[Any]:
-        """Resolves when everything queued before it has committed."""
-        return self.submit(_noop)
+    def flush(self, *, durable: bool = False) -> asyncio.Future[Any]:
+        """Resolves when everything queued before it has committed; with
+        ``durable``, once it is also synced to the disk, so it survives a power
+        cut (one sync serves every durable request waiting at that moment)."""
+        fut: asyncio.Future[Any] = self._loop.create_future()
+        self._put(_noop, fut, durable=durable and self.sync_durable)
+        return fut
 
-    def _put(self, op: Op, fut: asyncio.Future[Any] | None) -> None:
+    def _put(self, op: Op, fut: asyncio.Future[Any] | None, *, durable: bool) -> None:
         if self._closed:
             raise StoreError(self.path, "the database is closed")
         if self.failed is not None:
             raise self.failed
-        self._queue.put((op, fut))
+        self._queue.put((op, fut, durable))
 
     # ── the worker thread ──────────────────────────────────────────────
 
@@ -189,9 +230,9 @@ class Store:
             if mode is None or str(mode[0]).lower() != "wal":
                 raise StoreLockedError(self.path, "could not switch the database to WAL mode")
             conn.execute("PRAGMA synchronous=NORMAL")
-            # Checkpoints run on their own thread (see _checkpointer), not
-            # inside whichever commit crosses the threshold.
-            conn.execute("PRAGMA wal_autocheckpoint=0")
+            conn.execute(f"PRAGMA wal_autocheckpoint={WAL_AUTOCHECKPOINT_PAGES}")
+            conn.execute(f"PRAGMA journal_size_limit={JOURNAL_SIZE_LIMIT_BYTES}")
+            self._busy_ms = int(lock_timeout_s * 1000)
             conn.execute("PRAGMA foreign_keys=OFF")
             # Take the write lock once now, so a file another process holds is
             # reported at start, not at the first run.
@@ -248,7 +289,11 @@ class Store:
         )
         self._checkpoint_thread.start()
         while not stopping:
-            first = self._queue.get()
+            try:
+                first = self._queue.get(timeout=IDLE_CHECKPOINT_S if self._wal_dirty else None)
+            except queue.Empty:
+                self._truncate_wal(conn)
+                continue
             if first is _STOP:
                 break
             batch: list[_Item] = [first]
@@ -262,8 +307,6 @@ class Store:
                     break
                 batch.append(item)
             self._run_batch(conn, batch)
-            if self.commits - self._checkpointed >= CHECKPOINT_EVERY:
-                self._checkpoint_wake.set()
         self._stop_checkpointer()
         try:
             conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -290,12 +333,33 @@ class Store:
                 if commits == self._checkpointed or self._checkpoint_stop.is_set():
                     continue
                 try:
-                    conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+                    with self._checkpoint_lock:
+                        conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
                 except sqlite3.Error:
                     _LOGGER.warning("%s: checkpoint failed", self.path, exc_info=True)
                 self._checkpointed = commits
         finally:
             conn.close()
+
+    def _truncate_wal(self, conn: sqlite3.Connection) -> None:
+        """Idle: copy what is left into the database and cut the WAL to nothing.
+
+        Only the writer runs this, between batches, so no run waits on it; it
+        waits for no reader either (busy timeout 0): a database tool holding a
+        read open just leaves the WAL for the next idle moment."""
+        try:
+            with self._checkpoint_lock:
+                conn.execute("PRAGMA busy_timeout=0")
+                try:
+                    row = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+                finally:
+                    conn.execute(f"PRAGMA busy_timeout={self._busy_ms}")
+        except sqlite3.Error as err:
+            _LOGGER.debug("%s: idle checkpoint not done: %s", self.path, err)
+            return
+        if row is not None and row[0] == 0:
+            self._wal_dirty = False
+            self._unsynced = False  # a complete checkpoint synced the database
 
     def _stop_checkpointer(self) -> None:
         self._checkpoint_stop.set()
@@ -304,19 +368,63 @@ class Store:
             self._checkpoint_thread.join()
 
     def _run_batch(self, conn: sqlite3.Connection, batch: list[_Item]) -> None:
+        durable = any(item[2] for item in batch)
+        if durable != self._full:
+            conn.execute(f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}")
+            self._full = durable
         results: list[tuple[bool, Any]] = []
+        changes = conn.total_changes
+        synced = durable
         try:
             conn.execute("BEGIN IMMEDIATE")
-            for op, _ in batch:
+            for op, _, _ in batch:
                 results.append((True, op(conn)))
+            if durable:
+                self._carry_sync(conn, changes)
             conn.execute("COMMIT")
             self.commits += 1
         except Exception:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             # Run them one transaction each, so one bad operation fails alone.
-            results = [self._run_one(conn, op) for op, _ in batch]
+            results = [self._run_one(conn, op) for op, _, _ in batch]
+            if durable:
+                # Each of those commits synced what it wrote; make sure the
+                # earlier batches' writes are synced too, or say it failed.
+                self._unsynced = True
+                synced, err = self._run_one(conn, lambda c: self._carry_sync(c, c.total_changes))
+                if not synced:
+                    results = [
+                        (False, err) if item[2] else result
+                        for item, result in zip(batch, results, strict=True)
+                    ]
+        self._note_commit(conn, synced, changes)
+        if durable:
+            self.durable_requests += sum(1 for item in batch if item[2])
         self._loop.call_soon_threadsafe(_settle, batch, results, self)
+
+    def _carry_sync(self, conn: sqlite3.Connection, changes_before: int) -> None:
+        """Make this durable commit write a page, so that its sync happens.
+
+        A commit that writes nothing syncs nothing, yet the writes it must make
+        durable may have committed (unsynced) in an earlier batch. Setting
+        ``user_version`` to the value it has rewrites the database's first page
+        and changes nothing else."""
+        if self._unsynced and conn.total_changes == changes_before:
+            row = conn.execute("PRAGMA user_version").fetchone()
+            conn.execute(f"PRAGMA user_version={int(row[0]) if row else 0}")
+
+    def _note_commit(self, conn: sqlite3.Connection, synced: bool, changes_before: int) -> None:
+        """Track whether the file holds commits not yet synced, and wake the checkpointer."""
+        if synced:
+            self.synced_commits += 1
+            self._unsynced = False
+            self._wal_dirty = True
+        elif conn.total_changes != changes_before:
+            self._unsynced = True
+            self._wal_dirty = True
+        if self.commits - self._checkpointed >= CHECKPOINT_EVERY:
+            self._checkpoint_wake.set()
 
     def _run_one(self, conn: sqlite3.Connection, op: Op) -> tuple[bool, Any]:
         try:
@@ -338,7 +446,7 @@ def _noop(_: sqlite3.Connection) -> None:
 
 
 def _settle(batch: list[_Item], results: list[tuple[bool, Any]], store: Store) -> None:
-    for (_, fut), (ok, value) in zip(batch, results, strict=True):
+    for (_, fut, _), (ok, value) in zip(batch, results, strict=True):
         if fut is None:
             if not ok:
                 _LOGGER.error("%s: a background write failed: %s", store.path, value)
