@@ -186,6 +186,8 @@ class OpenNVRSimulator:
         #: The demo's next track id (fresh per scene, as a detector's tracker numbers them).
         self.next_track_id = 9001
         self._frames: deque[dict[str, Any]] = deque(maxlen=REPLAY_WINDOW)
+        #: Where each events socket asked to resume: its ``since`` and ``epoch`` (or None).
+        self.ws_resumes: list[tuple[str | None, str | None]] = []
         self._tickets: set[str] = set()
         self._media: dict[str, bytes] = {}
         self._sockets: set[web.WebSocketResponse] = set()
@@ -270,6 +272,10 @@ class OpenNVRSimulator:
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
+
+    def forget_replay(self) -> None:
+        """Let the replay window pass: frames sent so far can no longer be replayed."""
+        self._frames.clear()
 
     async def drop_websockets(self) -> None:
         """Close every events socket, as a server restart or a network cut would."""
@@ -727,11 +733,16 @@ class OpenNVRSimulator:
             {"v": 2, "event_type": "subscribed", "epoch": self.epoch, "seq": self.seq}
         )
         since, epoch = request.query.get("since"), request.query.get("epoch")
+        self.ws_resumes.append((since, epoch))
         replay = [f for f in self._frames if since is not None and f["seq"] > int(since)]
         if (
             epoch == self.epoch
             and since is not None
-            and (not self._frames or self._frames[0]["seq"] <= int(since) + 1)
+            # Everything after ``since`` is still held (or nothing came after it).
+            and (
+                int(since) >= self.seq
+                or (bool(self._frames) and self._frames[0]["seq"] <= int(since) + 1)
+            )
         ):
             for frame in replay:
                 await ws.send_json(frame)

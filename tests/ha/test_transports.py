@@ -249,3 +249,35 @@ async def test_mqtt_through_home_assistants_integration(
     assert fired[0]["alert_id"] == "alrt_00000000dd01"
     dropped = entity_id(hass, sim, "sensor", "mqtt_events_dropped")
     await wait_for(hass, lambda: hass.states.get(dropped).state == "1")
+
+
+# ── websocket position ───────────────────────────────────────────────────────
+
+
+async def test_websocket_resumes_from_the_stored_position_after_a_restart(
+    hass: HomeAssistant,
+    sim: OpenNVRSimulator,
+    config_entry: MockConfigEntry,
+    hass_storage: dict[str, Any],
+) -> None:
+    await _setup(hass, config_entry, "websocket")
+    events_1 = entity_id(hass, sim, "event", "1_events")
+    fired = event_changes(hass, events_1)
+    await sim.emit_alert(1, "person", alert_id="alrt_00000000cc01")
+    await wait_for(hass, lambda: len(fired) == 1)
+    seq_before = sim.seq
+
+    # Unloading stops the source, which writes its last durable position.
+    assert await hass.config_entries.async_unload(config_entry.entry_id)
+    await hass.async_block_till_done()
+    key = f"opennvr_workflows.{config_entry.entry_id}.ws_position"
+    assert hass_storage[key]["data"] == {"epoch": sim.epoch, "seq": seq_before}
+
+    await sim.emit_alert(1, "person", alert_id="alrt_00000000cc02")  # while it is down
+    resumes = len(sim.ws_resumes)
+    await _setup(hass, config_entry, "websocket")
+    # (The reloaded entity restores its last event first, which shows as a change too.)
+    await wait_for(hass, lambda: fired[-1]["alert_id"] == "alrt_00000000cc02", within=10)
+    assert [f["alert_id"] for f in fired].count("alrt_00000000cc02") == 1
+    assert sim.ws_resumes[resumes] == (str(seq_before), sim.epoch)
+    assert config_entry.runtime_data.hub.stats["websocket"].resyncs == 0
