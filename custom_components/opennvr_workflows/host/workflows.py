@@ -140,7 +140,7 @@ class WorkflowHost:
         self.apps = await self._read_apps()
         await self._load_folder()
         await self.engine.start()
-        self._unsubscribe.append(self.hub.subscribe(self.submit))
+        self._unsubscribe.append(self.hub.subscribe_durable(self.dispatch))
         self._unsubscribe.append(self.engine.subscribe(self._on_update))
         # Person-in-zone triggers: the detector's tracks and the site's zones become
         # events, only while a runnable workflow waits for them.
@@ -253,19 +253,34 @@ class WorkflowHost:
         A camera may play several roles (the driveway camera is also the gate): the event
         is offered once per role, and the later offers only reach workflows that name
         that role, so a workflow that takes any camera still starts once."""
-        if event.camera_role is not None or event.camera_id is None:
-            self.engine.submit(event)
+        first, *others = self._offers(event)
+        self.engine.submit(first)
+        for offer in others:
+            self.engine.submit_for_role(offer)
+
+    async def dispatch(self, event: NvrEvent) -> None:
+        """:meth:`submit`, returning once the runs the event starts (or the decision that
+        it starts none) are committed: the hub's sources acknowledge the event then."""
+        first, *others = self._offers(event)
+        if not others:
+            await self.engine.dispatch(first)
             return
+        self.engine.submit(first)
+        for offer in others:
+            self.engine.submit_for_role(offer)
+        await self.engine.durable()
+
+    def _offers(self, event: NvrEvent) -> list[NvrEvent]:
+        """The event once per role its camera plays (as it is, when it has none)."""
+        if event.camera_role is not None or event.camera_id is None:
+            return [event]
         try:
             roles = self.settings.roles_of_camera.get(int(event.camera_id), ())
         except ValueError:
             roles = ()
         if not roles:
-            self.engine.submit(event)
-            return
-        self.engine.submit(replace(event, camera_role=roles[0]))
-        for role in roles[1:]:
-            self.engine.submit_for_role(replace(event, camera_role=role))
+            return [event]
+        return [replace(event, camera_role=role) for role in roles]
 
     def dwell_thresholds(self) -> frozenset[float]:
         """The ``min_seconds`` of the person-in-zone triggers of workflows in Test or On."""
