@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from custom_components.opennvr_workflows.engine.errors import StoreError
 from custom_components.opennvr_workflows.engine.testing import event
 from custom_components.opennvr_workflows.workflow import model as m
 
@@ -112,6 +113,29 @@ async def test_dispatch_of_a_joining_event_waits_for_the_run_it_joined(
     assert await engine.dispatch(event()) == (run_id,)
     row = open_db().execute("SELECT id FROM workflow_runs WHERE id=?", (run_id,)).fetchone()
     assert row == (run_id,)
+
+
+async def test_dispatch_raises_when_the_run_row_could_not_be_written(
+    make_engine: EngineFactory, open_db: Callable[[], sqlite3.Connection]
+) -> None:
+    """A run row the database refuses (a full disk, here a trigger that aborts) fails
+    the dispatch, so the source does not acknowledge the alert; delivered again once
+    the database accepts rows, it starts a run that is written."""
+    engine = make_engine()
+    engine.set_workflows({"porch": porch()})
+    await engine.start()
+    conn = open_db()
+    conn.execute(
+        "CREATE TRIGGER full BEFORE INSERT ON workflow_runs "
+        "BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END"
+    )
+    conn.commit()
+    with pytest.raises(StoreError, match="full"):
+        await engine.dispatch(alert(3))
+    conn.execute("DROP TRIGGER full")
+    conn.commit()
+    (run_id,) = await engine.dispatch(alert(3))
+    assert conn.execute("SELECT id FROM workflow_runs").fetchall() == [(run_id,)]
 
 
 async def test_dispatch_before_start_refuses(make_engine: EngineFactory) -> None:

@@ -16,11 +16,12 @@ hour on start) and answered with the run it started, so it never starts a second
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from ..workflow import model
 from .catalog import RUNNABLE, Catalog, Entry
@@ -98,6 +99,11 @@ class Delivered:
         for workflow_id, alert_id, run_id, started_at in rows:
             self._runs[(workflow_id, alert_id)] = (run_id, started_at)
 
+    def forget(self, run_id: str) -> None:
+        """A run whose row could not be written: its alert, delivered again, starts anew."""
+        for key in [k for k, (r, _) in self._runs.items() if r == run_id]:
+            del self._runs[key]
+
     def __len__(self) -> int:
         return len(self._runs)
 
@@ -130,6 +136,9 @@ class Admission:
         self._counters = counters
         self._updates = updates
         self.delivered = Delivered()
+        #: While a durable dispatch offers its event: the futures of the run rows it
+        #: queues, so the dispatch learns if one failed to be written.
+        self.receipts: list[tuple[str, asyncio.Future[Any]]] | None = None
 
     def offer(self, found: Sequence[Candidate], event: NvrEvent) -> tuple[str, ...]:
         """The event matched ``found``; returns the runs it started or joined."""
@@ -254,22 +263,23 @@ class Admission:
             self._catalog.limiter(entry.workflow_id).started(key, run_id, now)
             self.delivered.add(entry.workflow_id, event, run_id, now)
         self._runs[run_id] = run
-        self.e.store.execute_nowait(
-            RUN_SQL,
-            (
-                run_id,
-                entry.workflow_id,
-                entry.version,
-                correlation_id,
-                json.dumps(run.chain),
-                len(run.chain),
-                json.dumps(event.summary(), default=str),
-                key,
-                int(run.test),
-                "running",
-                now,
-            ),
+        row = (
+            run_id,
+            entry.workflow_id,
+            entry.version,
+            correlation_id,
+            json.dumps(run.chain),
+            len(run.chain),
+            json.dumps(event.summary(), default=str),
+            key,
+            int(run.test),
+            "running",
+            now,
         )
+        if self.receipts is None:
+            self.e.store.execute_nowait(RUN_SQL, row)
+        else:
+            self.receipts.append((run_id, self.e.store.execute(RUN_SQL, row)))
         if trial is None:
             self.e.stats.started += 1
             self._counters.count(entry.workflow_id, "started")

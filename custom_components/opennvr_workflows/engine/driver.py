@@ -116,6 +116,18 @@ class RunDriver:
             )
         )
 
+    def abandon(self, run_id: str) -> None:
+        """Drop a run whose own row could not be written: nothing durable knows it, so
+        it must not act; its limit slot is freed for the event's next delivery."""
+        run = self.runs.pop(run_id, None)
+        if run is None:
+            return
+        if run.task is not None and not run.task.done():
+            run.task.cancel()
+        self._counters.seen_dirty.discard(run_id)
+        self._catalog.limiter(run.workflow_id).ended(run.limit_key, run_id)
+        self._approvals.end_run(run_id)
+
     def _provider_lost(self, run: ActiveRun, err: ProviderLost) -> None:
         """A provider is gone: fail the run and park its workflow version (not for a
         trial: trying a workflow tells the person what is missing, it changes nothing)."""

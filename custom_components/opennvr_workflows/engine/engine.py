@@ -278,13 +278,26 @@ class Engine:
         killed after that point resumes the run on its next start. An event that
         matches no workflow returns at once. Concurrent dispatches share one commit
         (the store writes everything queued as one transaction). Raises
-        :class:`~.errors.StoreError` when the rows could not be written (do not
-        acknowledge the event then) and ``RuntimeError`` before :meth:`start`."""
+        :class:`~.errors.StoreError` when the store cannot commit or a run row it
+        started could not be written (do not acknowledge the event then), and
+        ``RuntimeError`` before :meth:`start`."""
         if not self._started:
             raise RuntimeError("the engine is not started")
-        run_ids, touched = self._offer(event)
+        receipts: list[tuple[str, asyncio.Future[Any]]] = []
+        self._admission.receipts = receipts
+        try:
+            run_ids, touched = self._offer(event)
+        finally:
+            self._admission.receipts = None
+        for _, receipt in receipts:
+            receipt.add_done_callback(_retrieved)
         if touched:
             await self.durable()
+        for run_id, receipt in receipts:  # written before the shared request: done by now
+            if not receipt.cancelled() and receipt.exception() is not None:
+                self._admission.delivered.forget(run_id)
+                self._driver.abandon(run_id)
+                await receipt
         return run_ids
 
     async def durable(self) -> None:
@@ -540,7 +553,7 @@ def _settle_barrier(barrier: asyncio.Future[None], flushed: asyncio.Future[Any])
         barrier.set_result(None)
 
 
-def _retrieved(barrier: asyncio.Future[None]) -> None:
-    """Mark a failed commit request as seen: its callers (if any are left) raise it."""
-    if not barrier.cancelled():
-        barrier.exception()
+def _retrieved(future: asyncio.Future[Any]) -> None:
+    """Mark a failed write as seen: its callers (if any are left) raise it."""
+    if not future.cancelled():
+        future.exception()
