@@ -62,6 +62,7 @@ LIMIT_RANGES: dict[str, tuple[int, int]] = {
 }
 CONF_USERS = "users"
 CONF_NOTIFY = "notify"
+CONF_ROLES = "roles"
 CONF_FACTS = "facts"
 CONF_LISTS = "lists"
 
@@ -91,6 +92,47 @@ def parse_site_lists(text: str) -> tuple[dict[str, list[str]], str | None]:
             return {}, f"line {number}: the list '{name}' is already defined"
         lists[name] = [item.strip() for item in items.split(",") if item.strip()]
     return lists, None
+
+
+def parse_approver_roles(
+    text: str, people: Mapping[str, str]
+) -> tuple[dict[str, list[str]], str | None]:
+    """One role per line, ``role: Name, Name`` (Home Assistant users by name). Returns
+    role -> user ids, or the first problem as ``"line N: ..."``."""
+    by_name = {name.casefold(): uid for uid, name in people.items()}
+    roles: dict[str, list[str]] = {}
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.lower().startswith("role:"):
+            line = line[len("role:") :].strip()
+        role, sep, names = line.partition(":")
+        role = role.strip().lower()
+        if not sep or not role:
+            return {}, f"line {number}: write it as 'role: Name, Name'"
+        if not LIST_NAME_PATTERN.fullmatch(role):
+            return {}, f"line {number}: '{role}' is not a role name (letters, digits, _)"
+        if role in roles:
+            return {}, f"line {number}: the role '{role}' is already given"
+        ids: list[str] = []
+        for name in (n.strip() for n in names.split(",")):
+            if not name:
+                continue
+            uid = by_name.get(name.casefold())
+            if uid is None:
+                return {}, f"line {number}: there is no Home Assistant user named '{name}'"
+            ids.append(uid)
+        if not ids:
+            return {}, f"line {number}: name at least one person for '{role}'"
+        roles[role] = ids
+    return roles, None
+
+
+def format_approver_roles(roles: Mapping[str, list[str]], people: Mapping[str, str]) -> str:
+    return "\n".join(
+        f"{role}: {', '.join(people.get(uid, uid) for uid in ids)}" for role, ids in roles.items()
+    )
 
 
 def format_site_lists(lists: Mapping[str, list[str]]) -> str:
@@ -228,47 +270,70 @@ class OpenNVRWorkflowsOptionsFlow(TransportAndAISteps, OptionsFlowWithReload):
     async def async_step_approvers(
         self, user_input: dict[str, Any] | None = None
     ) -> ConfigFlowResult:
-        """Who may answer a workflow's question, and which phones get the notification."""
+        """Who answers a workflow's question: people for any role, people per role, and
+        the phones (companion app) that get alerts; a question goes to each addressee's
+        own phones, and to Home Assistant's notifications with answer links."""
         errors: dict[str, str] = {}
+        placeholders: dict[str, str] = {"problem": ""}
+        people = {
+            user.id: user.name or user.id
+            for user in await self.hass.auth.async_get_users()
+            if user.is_active and not user.system_generated
+        }
+        phones = sorted(
+            f"notify.{service}"
+            for service in self.hass.services.async_services_for_domain("notify")
+            if service.startswith("mobile_app_")
+        )
         if user_input is not None:
-            if user_input.get(CONF_USERS) and not user_input.get(CONF_NOTIFY):
-                errors[CONF_NOTIFY] = "approvers_need_phone"
+            roles, problem = parse_approver_roles(user_input.get(CONF_ROLES, ""), people)
+            if problem:
+                errors[CONF_ROLES] = "approver_roles_invalid"
+                placeholders["problem"] = problem
             else:
                 return self._save(
                     {
                         CONF_APPROVERS: {
                             CONF_USERS: list(user_input.get(CONF_USERS, [])),
                             CONF_NOTIFY: list(user_input.get(CONF_NOTIFY, [])),
+                            CONF_ROLES: roles,
                         }
                     }
                 )
-        users = [
-            SelectOptionDict(value=user.id, label=user.name or user.id)
-            for user in await self.hass.auth.async_get_users()
-            if user.is_active and not user.system_generated
-        ]
-        phones = sorted(
-            f"notify.{service}"
-            for service in self.hass.services.async_services_for_domain("notify")
-            if service.startswith("mobile_app_")
-        )
         current = self._options.get(CONF_APPROVERS, {})
         schema = vol.Schema(
             {
                 vol.Optional(CONF_USERS, default=current.get(CONF_USERS, [])): SelectSelector(
-                    SelectSelectorConfig(options=users, multiple=True)
+                    SelectSelectorConfig(
+                        options=[
+                            SelectOptionDict(value=uid, label=name) for uid, name in people.items()
+                        ],
+                        multiple=True,
+                    )
                 ),
+                vol.Optional(
+                    CONF_ROLES,
+                    description={
+                        "suggested_value": format_approver_roles(
+                            current.get(CONF_ROLES, {}), people
+                        )
+                    },
+                ): _multiline(),
                 vol.Optional(CONF_NOTIFY, default=current.get(CONF_NOTIFY, [])): SelectSelector(
                     SelectSelectorConfig(
-                        options=phones,
-                        multiple=True,
-                        custom_value=True,
-                        mode=SelectSelectorMode.DROPDOWN,
+                        options=phones, multiple=True, mode=SelectSelectorMode.DROPDOWN
                     )
                 ),
             }
         )
-        return self.async_show_form(step_id="approvers", data_schema=schema, errors=errors)
+        if user_input is not None:
+            schema = self.add_suggested_values_to_schema(schema, user_input)
+        return self.async_show_form(
+            step_id="approvers",
+            data_schema=schema,
+            errors=errors,
+            description_placeholders=placeholders,
+        )
 
     # ── site rules ───────────────────────────────────────────────────────
 

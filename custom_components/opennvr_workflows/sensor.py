@@ -26,6 +26,7 @@ from homeassistant.util import dt as dt_util
 
 from .engine import EngineError, EngineUpdate
 from .entity import OpenNVRSiteEntity
+from .host.approvals import ApprovalDesk
 from .host.run_summary import (
     SHOWN,
     RunOutcome,
@@ -70,6 +71,8 @@ async def async_setup_entry(
         for source in entry.runtime_data.sources
         for counter in COUNTERS
     )
+    if (host := entry.runtime_data.workflows) is not None:
+        async_add_entities([PendingApprovalsSensor(entry, host.desk)])
     add_workflow_entities(
         hass,
         entry,
@@ -129,6 +132,41 @@ class SourceCounter(OpenNVRSiteEntity, SensorEntity):
     @callback
     def _refresh(self) -> None:
         self.async_write_ha_state()
+
+
+class PendingApprovalsSensor(OpenNVRSiteEntity, SensorEntity):
+    """How many workflow questions wait for an answer; the questions (never their answer
+    tokens) as attributes, soonest deadline first, for a dashboard card."""
+
+    _attr_translation_key = "pending_approvals"
+    _attr_state_class = SensorStateClass.MEASUREMENT
+
+    def __init__(self, entry: OpenNVRConfigEntry, desk: ApprovalDesk) -> None:
+        super().__init__(entry, "pending_approvals")
+        self._desk = desk
+
+    async def async_added_to_hass(self) -> None:
+        self.async_on_remove(self._desk.subscribe(self.async_write_ha_state))
+
+    @property
+    def native_value(self) -> int:
+        return len(self._desk.pending())
+
+    @property
+    def extra_state_attributes(self) -> dict[str, Any]:
+        return {
+            "questions": [
+                {
+                    "approval_id": t.approval_id,
+                    "workflow": t.workflow_name,
+                    "message": t.message,
+                    "replies": list(t.replies),
+                    "expires_at": dt_util.utc_from_timestamp(t.expires_at).isoformat(),
+                    "seen_again": t.seen_again,
+                }
+                for t in self._desk.pending()
+            ]
+        }
 
 
 class LastOutcomeSensor(WorkflowEntity, SensorEntity):

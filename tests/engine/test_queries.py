@@ -205,7 +205,7 @@ async def test_run_detail_of_a_waiting_then_finished_run(
     await engine.idle()
 
     waiting = await engine.run_detail(run_id)
-    assert set(waiting) == RUN_FIELDS | {"steps", "tool_calls", "approvals"}
+    assert set(waiting) == RUN_FIELDS | {"steps", "tool_calls", "approvals", "approval_log"}
     assert (waiting["id"], waiting["status"]) == (run_id, "waiting")
     assert [(s["path"], s["kind"], s["status"], s["outcome"]) for s in waiting["steps"]] == [
         ("then.0", "notify", "done", "done"),

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from homeassistant.config_entries import ConfigEntryState
 from homeassistant.core import HomeAssistant
-from homeassistant.data_entry_flow import FlowResultType
+from homeassistant.data_entry_flow import FlowResultType, InvalidData
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.opennvr_workflows.const import (
@@ -107,19 +107,46 @@ async def test_approvers(
     hass_admin_user: Any,
 ) -> None:
     hass.services.async_register("notify", "mobile_app_pixel", lambda call: None)
+    guard = await hass.auth.async_create_user("Gina Guard")
     result = await _open(hass, setup_entry, "approvers")
-    result = await hass.config_entries.options.async_configure(
-        result["flow_id"], {"users": [hass_admin_user.id], "notify": []}
+    selectors = {str(k): v for k, v in result["data_schema"].schema.items()}
+    assert selectors["notify"].config["options"] == ["notify.mobile_app_pixel"]
+    # Only the companion app's phones are offered; a made-up service is refused.
+    with pytest.raises(InvalidData):
+        await hass.config_entries.options.async_configure(
+            result["flow_id"], {"notify": ["notify.mobile_app_made_up"]}
+        )
+    typed = {
+        "users": [hass_admin_user.id],
+        "roles": "guard: gina guard\nowner: Nobody Here",
+        "notify": ["notify.mobile_app_pixel"],
+    }
+    result = await hass.config_entries.options.async_configure(result["flow_id"], typed)
+    assert result["errors"] == {"roles": "approver_roles_invalid"}
+    assert result["description_placeholders"]["problem"] == (
+        "line 2: there is no Home Assistant user named 'Nobody Here'"
     )
-    assert result["errors"] == {"notify": "approvers_need_phone"}
+    # What was typed stays on the form.
+    suggested = {
+        str(key): key.description.get("suggested_value")
+        for key in result["data_schema"].schema
+        if key.description
+    }
+    assert suggested["roles"] == typed["roles"]
+    assert suggested["users"] == [hass_admin_user.id]
     result = await hass.config_entries.options.async_configure(
         result["flow_id"],
-        {"users": [hass_admin_user.id], "notify": ["notify.mobile_app_pixel"]},
+        {
+            "users": [hass_admin_user.id],
+            "roles": "role:Guard: Gina Guard",
+            "notify": ["notify.mobile_app_pixel"],
+        },
     )
     await _saved(hass, result, setup_entry)
     assert setup_entry.options[CONF_APPROVERS] == {
         "users": [hass_admin_user.id],
         "notify": ["notify.mobile_app_pixel"],
+        "roles": {"guard": [guard.id]},
     }
 
 

@@ -156,7 +156,7 @@ class Approvals:
     async def _tell_closed(self, approval: ApprovalRecord) -> None:
         try:
             await self.e.effects.approval_closed(
-                approval.approval_id, approval.reply, approval.answered_by
+                approval.approval_id, approval.status, approval.reply, approval.answered_by
             )
         except Exception:
             _LOGGER.exception("approval_closed failed for %s", approval.approval_id)

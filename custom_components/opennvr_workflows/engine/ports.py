@@ -195,8 +195,11 @@ class Effects(Protocol):
         The engine has already stored the approval; a second call with the
         same ``approval_id`` after a restart must not create a second one."""
 
-    async def approval_closed(self, approval_id: str, reply: str | None, by: str | None) -> None:
-        """The approval was answered, timed out or cancelled: clear its card."""
+    async def approval_closed(
+        self, approval_id: str, status: str, reply: str | None, by: str | None
+    ) -> None:
+        """The approval was answered, timed out or cancelled (``status``): say so where
+        it was asked, then clear its card."""
 
     async def snapshot(self, camera_id: str) -> bytes | None:
         """The camera's picture now (read)."""

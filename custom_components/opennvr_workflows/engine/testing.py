@@ -173,7 +173,9 @@ class FakeEffects:
     async def ask_person(self, ctx: RunContext, request: ApprovalRequest) -> None:
         self._do("ask_person", ctx, request)
 
-    async def approval_closed(self, approval_id: str, reply: str | None, by: str | None) -> None:
+    async def approval_closed(
+        self, approval_id: str, status: str, reply: str | None, by: str | None
+    ) -> None:
         self.closed.append((approval_id, reply, by))
 
     async def snapshot(self, camera_id: str) -> bytes | None:

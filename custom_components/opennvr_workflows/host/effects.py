@@ -48,6 +48,7 @@ from ..engine import (
 )
 from ..engine.ports import JsonMap, Severity
 from .action_effects import ActionJudge, Effect
+from .approvals import ApprovalDesk
 from .notify_urgency import NotificationTooUrgent, cap_urgency
 from .run_context import RunContexts, SentLedger, short_key
 from .settings import HostSettings
@@ -94,6 +95,8 @@ class HaEffects:
         #: workflow id -> the engine paths of its steps the import cleared as actuators
         #: (:func:`.action_effects.cleared_steps`); set by the host on every folder load.
         self.cleared: Mapping[str, Sequence[re.Pattern[str]]] = {}
+        #: where questions go (set by the host once the desk exists)
+        self.desk: ApprovalDesk | None = None
 
     # ── telling people ─────────────────────────────────────────────────
 
@@ -195,18 +198,16 @@ class HaEffects:
         self.ledger.add(ctx.key)
 
     async def ask_person(self, ctx: RunContext, request: ApprovalRequest) -> None:
-        """The question as a persistent notification naming its replies (the phone's
-        actionable notification is the approvals module's)."""
-        replies = ", ".join(request.replies)
-        persistent_notification.async_create(
-            self._hass,
-            f"{request.message}\n\nReplies: {replies}. Approval id: `{request.approval_id}`.",
-            title=f"{ctx.workflow_name} asks",
-            notification_id=_approval_notification(request.approval_id),
-        )
+        """The question on the addressees' phones and in Home Assistant (:mod:`.approvals`)."""
+        if self.desk is None:
+            raise ProviderUnavailable("the approvals desk is not running")
+        await self.desk.ask(ctx, request)
 
-    async def approval_closed(self, approval_id: str, reply: str | None, by: str | None) -> None:
-        persistent_notification.async_dismiss(self._hass, _approval_notification(approval_id))
+    async def approval_closed(
+        self, approval_id: str, status: str, reply: str | None, by: str | None
+    ) -> None:
+        if self.desk is not None:
+            await self.desk.closed(approval_id, status, reply, by)
 
     # ── acting ─────────────────────────────────────────────────────────
 
@@ -568,10 +569,6 @@ class _NvrCall:
             raise ProviderUnavailable(f"OpenNVR refused to {self._what}: {exc}") from exc
         if isinstance(exc, OpenNVRError):
             raise HomeAssistantError(f"OpenNVR could not {self._what}: {exc}") from exc
-
-
-def _approval_notification(approval_id: str) -> str:
-    return f"{DOMAIN}_approval_{short_key(approval_id)}"
 
 
 def _camera_number(value: Any) -> int | None:

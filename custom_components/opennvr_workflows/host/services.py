@@ -21,7 +21,8 @@ from homeassistant.core import HomeAssistant, ServiceCall, ServiceResponse, Supp
 from homeassistant.helpers import config_validation as cv
 
 from ..const import DOMAIN
-from . import ai_actions, file_actions, run_actions, trial
+from . import ai_actions, approval_api, file_actions, run_actions, trial
+from .approval_links import async_register_views
 
 Handler = Callable[[HomeAssistant, ServiceCall], Awaitable[ServiceResponse]]
 
@@ -134,12 +135,20 @@ SERVICES: Final[dict[str, tuple[Handler, vol.Schema, SupportsResponse]]] = {
         ),
         SupportsResponse.ONLY,
     ),
+    "answer_approval": (
+        approval_api.async_answer_approval,
+        _schema({vol.Required("approval_id"): cv.string, vol.Required("reply"): cv.string}),
+        SupportsResponse.OPTIONAL,
+    ),
     "reload": (run_actions.async_reload, _schema({}), SupportsResponse.OPTIONAL),
 }
 
 
 def async_setup_services(hass: HomeAssistant) -> None:
-    """Register every action of the domain (once, from ``async_setup``)."""
+    """Register every action of the domain and its websocket commands (once, from
+    ``async_setup``)."""
+    approval_api.async_register_websocket(hass)
+    async_register_views(hass)
     for name, (handler, schema, response) in SERVICES.items():
         hass.services.async_register(
             DOMAIN, name, partial(_call, handler, hass), schema=schema, supports_response=response

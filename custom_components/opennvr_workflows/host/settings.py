@@ -40,7 +40,10 @@ class HostSettings:
 
     #: camera role -> OpenNVR camera id
     roles: Mapping[str, int] = field(default_factory=dict)
+    #: the people who answer a question addressed to a role with no people of its own
     approver_users: tuple[str, ...] = ()
+    #: role -> the Home Assistant user ids that answer questions addressed to that role
+    approver_roles: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     #: notify services of the approvers' phones ("notify.mobile_app_x")
     approver_phones: tuple[str, ...] = ()
     site: SiteRules = field(default_factory=SiteRules)
@@ -83,6 +86,11 @@ class HostSettings:
             roles=_roles(options.get(CONF_CAMERA_ROLES)),
             approver_users=_strs(approvers.get("users")),
             approver_phones=_strs(approvers.get("notify")),
+            approver_roles={
+                str(role): _strs(users)
+                for role, users in _mapping(approvers.get("roles")).items()
+                if _strs(users)
+            },
             site=SiteRules(
                 facts=str(options.get(CONF_SITE_FACTS) or ""),
                 lists={

@@ -32,6 +32,7 @@ from . import files as folder_io
 from . import issues
 from .action_effects import ActionJudge, cleared_steps, import_hook
 from .ai_port import Evidence, HaAiPort
+from .approvals import ApprovalDesk
 from .effects import HaEffects
 from .model_watch import ModelWatch
 from .run_context import SentLedger
@@ -117,6 +118,17 @@ class WorkflowHost:
             workflow_entity=workflow_entity,
             publish=hub.publish,
         )
+        self.desk = ApprovalDesk(
+            hass,
+            entry_id,
+            client,
+            settings=lambda: self.settings,
+            camera_entity=camera_entity,
+            workflow_entity=workflow_entity,
+            picture_of=self._picture_of,
+            scopes=scopes,
+        )
+        self.effects.desk = self.desk
         self.model_watch = ModelWatch(hass, entry_id, lambda: self.settings)
         self.engine = Engine(
             self.db_path,
@@ -126,6 +138,9 @@ class WorkflowHost:
             max_chain_depth=settings.max_chain_depth,
             spawn=spawn,
         )
+        # The engine's start may close questions (timeouts that fell while Home Assistant
+        # was off) before the desk takes taps: the desk logs those in the run's trace.
+        self.desk.engine = self.engine
 
     # ── lifecycle ──────────────────────────────────────────────────────
 
@@ -139,7 +154,9 @@ class WorkflowHost:
             _LOGGER.info("Copied the workflow templates into %s: %s", self.folder, copied)
         self.apps = await self._read_apps()
         await self._load_folder()
+        await self.desk.async_load()
         await self.engine.start()
+        await self.desk.async_start(self.engine)
         self._unsubscribe.append(self.hub.subscribe_durable(self.dispatch))
         self._unsubscribe.append(self.engine.subscribe(self._on_update))
         # Person-in-zone triggers: the detector's tracks and the site's zones become
@@ -157,6 +174,7 @@ class WorkflowHost:
             unsubscribe()
         self._unsubscribe.clear()
         await self.engine.stop(STOP_GRACE_S)
+        await self.desk.async_stop()
         await self.effects.ledger.async_flush()
 
     # ── the folder ─────────────────────────────────────────────────────
@@ -311,6 +329,11 @@ class WorkflowHost:
 
     def _on_evidence(self, workflow_id: str, evidence: Evidence) -> None:
         self.evidence[workflow_id] = evidence
+
+    def _picture_of(self, workflow_id: str, run_id: str) -> bytes | None:
+        """The picture the run's AI step looked at, if the workflow's last one is its."""
+        evidence = self.evidence.get(workflow_id)
+        return evidence.image if evidence is not None and evidence.run_id == run_id else None
 
     def _sync_attention_issues(self) -> None:
         keep: set[str] = set()

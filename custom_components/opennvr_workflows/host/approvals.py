@@ -1,0 +1,610 @@
+"""The approvals desk: a workflow's question goes to the right people's phones, and only
+their answer, once, moves the run on.
+
+Asking (the engine's ``ask_person`` effect): the addressees are found
+(:mod:`.approval_people`), a one-time token is made per person and reply, the ticket is
+saved (:mod:`.approval_tickets`), and only then is the card sent to each of their phones
+(:mod:`.approval_messages`) and a persistent notification shown in Home Assistant, with
+signed answer links for the people who have no phone (:mod:`.approval_links`).
+
+Answering: a tap (``mobile_app_notification_action``), a link's button, the
+``answer_approval`` action or the websocket command all come to :meth:`ApprovalDesk.answer`
+or :meth:`ApprovalDesk.answer_token`. The token must be one this desk made, for the user
+who tapped, of a question still open; the user must still be an addressee and may see the
+camera. The engine decides the race: the first answer it takes wins, every other is
+refused. Every answer and refusal is logged with who and when (the logbook, the run's
+trace, a counter for diagnostics).
+
+Closing (answered, timed out, withdrawn): every phone's card is replaced by one that says
+how it ended, and cleared :data:`CLEAR_AFTER_S` later; a restart in between finishes
+the clearing.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Final
+
+from homeassistant.components import persistent_notification
+from homeassistant.core import CALLBACK_TYPE, Context, Event, HomeAssistant, callback
+from homeassistant.exceptions import HomeAssistantError
+from homeassistant.helpers.event import async_call_later
+from homeassistant.util import dt as dt_util
+from pyopennvr import OpenNVRClient, OpenNVRError
+
+from ..const import DOMAIN
+from ..engine import ApprovalRequest, Engine, EngineUpdate, RunContext, UnknownApprovalError
+from . import approval_messages as cards
+from .approval_links import (
+    answer_link,
+    answers_here,
+    button,
+    picture_link,
+    register_desk,
+    unregister_desk,
+)
+from .approval_people import Addressee, addressees, refusal, user_name
+from .approval_tickets import Ticket, Tickets, as_mapping, token_of_action
+from .run_context import short_key
+from .settings import HostSettings
+from .texts import Texts
+
+_LOGGER = logging.getLogger(__name__)
+
+EVENT_ACTION: Final = "mobile_app_notification_action"
+#: How long the "answered by" card stays on the other phones before it is cleared.
+CLEAR_AFTER_S: Final = 60.0
+#: "Seen again" updates to a card come at most this often.
+SEEN_AGAIN_EVERY_S: Final = 30.0
+
+#: The picture of the run's last AI step, if it belongs to this run: (run_id) -> JPEG.
+PictureOf = Callable[[str, str], bytes | None]
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What became of an answer: taken, or refused and why (a translation key)."""
+
+    ok: bool
+    reason: str
+    approval_id: str | None = None
+    reply: str | None = None
+    #: the refusal in the user's words
+    text: str = ""
+
+
+class ApprovalDesk:
+    """The questions of one config entry (see the module docstring)."""
+
+    def __init__(
+        self,
+        hass: HomeAssistant,
+        entry_id: str,
+        client: OpenNVRClient,
+        *,
+        settings: Callable[[], HostSettings],
+        camera_entity: Callable[[str | None], str | None],
+        workflow_entity: Callable[[str], str | None],
+        picture_of: PictureOf,
+        scopes: frozenset[str] | None,
+    ) -> None:
+        self.hass = hass
+        self.entry_id = entry_id
+        self._client = client
+        self._settings = settings
+        self._camera_entity = camera_entity
+        self._workflow_entity = workflow_entity
+        self._picture_of = picture_of
+        self._scopes = scopes
+        self.tickets = Tickets(hass, entry_id)
+        self.texts = Texts(hass)
+        self.pictures = Path(hass.config.path(".storage", f"{DOMAIN}.{entry_id}.pictures"))
+        self.engine: Engine | None = None
+        #: refusals by reason, for diagnostics
+        self.refused: Counter[str] = Counter()
+        self._timers: dict[str, CALLBACK_TYPE] = {}
+        self._seen_sent: dict[str, float] = {}
+        self._unsub: list[CALLBACK_TYPE] = []
+        self._listeners: list[Callable[[], None]] = []
+
+    # ── lifecycle ──────────────────────────────────────────────────────
+
+    async def async_load(self) -> None:
+        """Before the engine starts: its start may close questions (timeouts that fell
+        while Home Assistant was down), and closing needs the tickets."""
+        await self.texts.async_load()
+        await self.tickets.async_load(_now())
+
+    async def async_start(self, engine: Engine) -> None:
+        """After the engine started: take taps, finish what a stop interrupted."""
+        self.engine = engine
+        register_desk(self.hass, self)
+        self._unsub.append(self.hass.bus.async_listen(EVENT_ACTION, self._on_action))
+        self._unsub.append(engine.subscribe(self._on_update))
+        open_ids = {a.approval_id for a, _ in engine.pending_approvals()}
+        for ticket in list(self.tickets.by_id.values()):
+            if ticket.status == "pending" and ticket.approval_id not in open_ids:
+                # Its run is gone (ended while the host was not listening): withdraw it.
+                await self.closed(ticket.approval_id, "cancelled", None, None)
+            elif ticket.status == "pending":
+                self._show_in_home_assistant(ticket, await self._people_of(ticket))
+            elif ticket.to_clear:
+                self._clear_later(ticket, 0)
+
+    async def async_stop(self) -> None:
+        for unsub in self._unsub:
+            unsub()
+        self._unsub.clear()
+        for cancel in self._timers.values():
+            cancel()
+        self._timers.clear()
+        unregister_desk(self.hass, self)
+        await self.tickets.async_save()
+
+    def subscribe(self, listener: Callable[[], None]) -> Callable[[], None]:
+        """Call ``listener`` when a question is asked, updated or closed."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    def _changed(self) -> None:
+        for listener in list(self._listeners):
+            try:
+                listener()
+            except Exception:
+                _LOGGER.exception("Approvals listener failed")
+
+    # ── asking ─────────────────────────────────────────────────────────
+
+    async def ask(self, ctx: RunContext, request: ApprovalRequest) -> None:
+        """Deliver a question. Asked again for the same approval (a restart came before
+        the engine noted the delivery), the same cards are sent again: same tag, same
+        tokens, so the phone replaces the card and an earlier tap still counts."""
+        ticket = self.tickets.by_id.get(request.approval_id)
+        if ticket is None or ticket.status != "pending":
+            ticket = await self._new_ticket(ctx, request)
+        people = await self._people_of(ticket)
+        sent = await self._send_cards(ticket, people)
+        self._show_in_home_assistant(ticket, people)
+        names = ", ".join(p.name for p in people)
+        self._note(ticket, "delivered", None, f"{names}; {sent} phone(s)")
+        self._logbook(ticket, self.texts("approval_log_asked", {"people": names}))
+        self._changed()
+
+    async def _new_ticket(self, ctx: RunContext, request: ApprovalRequest) -> Ticket:
+        people = await addressees(self.hass, self._settings(), request.who)
+        ticket = Ticket(
+            approval_id=request.approval_id,
+            run_id=ctx.run_id,
+            workflow_id=ctx.workflow_id,
+            workflow_name=ctx.workflow_name,
+            message=request.message,
+            replies=list(request.replies),
+            default=request.default,
+            roles=list(request.who),
+            camera_id=request.camera_id,
+            expires_at=request.expires_at.timestamp(),
+            tag=_notification_id(request.approval_id),
+            seen_again=request.seen_again,
+        )
+        self.tickets.new(ticket, [p.user_id for p in people])
+        ticket.phones = {p.user_id: [phone.service for phone in p.phones] for p in people}
+        ticket.ios = [phone.service for p in people for phone in p.phones if phone.ios]
+        await self._attach_picture(ticket)
+        await self.tickets.async_save()
+        self._changed()
+        return ticket
+
+    async def _attach_picture(self, ticket: Ticket) -> None:
+        """The frame the run's AI step looked at, kept on disk for the question's life;
+        else OpenNVR's own signed link to the alert's evidence."""
+        frame = self._picture_of(ticket.workflow_id, ticket.run_id)
+        if frame is not None:
+            name = f"{short_key(ticket.approval_id)}.jpg"
+            await self.hass.async_add_executor_job(_write, self.pictures / name, frame)
+            ticket.picture = name
+            return
+        camera = _number(ticket.camera_id)
+        if camera is None or (self._scopes is not None and "recordings.view" not in self._scopes):
+            return
+        try:
+            signed = await self._client.sign_media(
+                "alert_image", camera_id=camera, ttl_s=int(max(60, ticket.expires_at - _now()))
+            )
+        except OpenNVRError as err:
+            _LOGGER.debug("No picture for the question %s: %s", ticket.approval_id, err)
+            return
+        ticket.image_url = signed.url
+
+    async def _send_cards(
+        self, ticket: Ticket, people: list[Addressee], *, update: bool = False
+    ) -> int:
+        sent = 0
+        now = _now()
+        deadline = datetime.fromtimestamp(ticket.expires_at, dt_util.get_default_time_zone())
+        image = self._image(ticket)
+        open_url = self._open_url(ticket)
+        for person in people:
+            for service in ticket.phones.get(person.user_id, []):
+                more = answer_link(
+                    self.hass, ticket.token_of(person.user_id, ticket.replies[0]), _left(ticket)
+                )
+                payload = cards.question(
+                    ticket,
+                    person.user_id,
+                    ios=service in ticket.ios,
+                    texts=self.texts,
+                    now=now,
+                    deadline=deadline,
+                    open_url=open_url,
+                    more_url=more,
+                    image=image,
+                    update=update,
+                )
+                sent += await self._notify(ticket, service, payload)
+        return sent
+
+    async def _notify(self, ticket: Ticket, service: str, payload: Mapping[str, Any]) -> int:
+        domain, _, name = service.partition(".")
+        if not self.hass.services.has_service(domain, name):
+            _LOGGER.warning(
+                "Workflow %s: the phone %s is gone; its person still has the link in "
+                "Home Assistant",
+                ticket.workflow_name,
+                service,
+            )
+            return 0
+        try:
+            await self.hass.services.async_call(domain, name, dict(payload), blocking=True)
+        except HomeAssistantError as err:
+            _LOGGER.warning(
+                "Workflow %s: could not reach %s: %s", ticket.workflow_name, service, err
+            )
+            return 0
+        return 1
+
+    def _show_in_home_assistant(self, ticket: Ticket, people: list[Addressee]) -> None:
+        """The question in Home Assistant's notifications, with answer links for each
+        person who has no phone to tap on (links are bound to that person)."""
+        lines = [ticket.message]
+        if ticket.seen_again:
+            lines.append(self.texts("approval_seen_again", {"count": ticket.seen_again}))
+        left = _left(ticket)
+        for person in people:
+            if ticket.phones.get(person.user_id):
+                lines.append(self.texts("approval_on_phone", {"name": person.name}))
+                continue
+            links = " · ".join(
+                f"[{reply}]({answer_link(self.hass, ticket.token_of(person.user_id, reply), left)})"
+                for reply in ticket.replies
+            )
+            lines.append(self.texts("approval_links_for", {"name": person.name}) + " " + links)
+        persistent_notification.async_create(
+            self.hass,
+            "\n\n".join(lines),
+            title=self.texts("approval_title", {"workflow": ticket.workflow_name}),
+            notification_id=_notification_id(ticket.approval_id),
+        )
+
+    # ── answering ──────────────────────────────────────────────────────
+
+    @callback
+    def _on_action(self, event: Event) -> None:
+        token = token_of_action(event.data.get("action"))
+        if token is None or not answers_here(self.hass, self, token):
+            return
+        self.hass.async_create_task(
+            self.answer_token(token, event.context.user_id, "phone"), eager_start=True
+        )
+
+    def knows(self, token: str) -> bool:
+        return self.tickets.find(token) is not None
+
+    async def answer_token(self, token: str, user_id: str | None, via: str) -> Outcome:
+        """A tap or a link's button: the token says which question and reply, and whose.
+
+        A tap counts only from the phone of the person the token was made for
+        (``user_id``, the phone's user). A link is the person's own credential: it
+        answers as them unless someone logged in as another person follows it."""
+        hit = self.tickets.find(token)
+        if hit is None:
+            return await self._refuse(None, user_id, "approval_refused_forged", via)
+        if via == "link" and user_id is None:
+            user_id = hit.user_id
+        if user_id != hit.user_id:
+            return await self._refuse(hit.ticket, user_id, "approval_refused_wrong_user", via)
+        return await self._answer(hit.ticket, hit.reply, user_id, via)
+
+    async def answer(self, approval_id: str, reply: str, user_id: str | None, via: str) -> Outcome:
+        """The ``answer_approval`` action and the websocket command, from ``user_id``."""
+        ticket = self.tickets.by_id.get(approval_id)
+        if ticket is None:
+            return await self._refuse(None, user_id, "approval_refused_unknown", via)
+        if reply not in ticket.replies:
+            return await self._refuse(ticket, user_id, "approval_refused_reply", via)
+        return await self._answer(ticket, reply, user_id, via)
+
+    async def _answer(self, ticket: Ticket, reply: str, user_id: str | None, via: str) -> Outcome:
+        if ticket.status != "pending":
+            return await self._refuse(ticket, user_id, "approval_refused_closed", via)
+        reason = await refusal(
+            self.hass,
+            self._settings(),
+            user_id,
+            ticket.roles,
+            self._camera_entity(ticket.camera_id),
+        )
+        if reason is not None:
+            return await self._refuse(ticket, user_id, f"approval_refused_{reason}", via)
+        assert self.engine is not None
+        name = await user_name(self.hass, user_id)
+        try:
+            # The run's {answered_by} is the person's name; the trace keeps their id.
+            await self.engine.answer_approval(ticket.approval_id, reply, name)
+        except UnknownApprovalError:
+            # Someone else's answer (or the timeout) came first.
+            return await self._refuse(ticket, user_id, "approval_refused_closed", via)
+        self._note(ticket, "answered", user_id, f"{reply} ({via})")
+        self._logbook(
+            ticket,
+            self.texts("approval_log_answered", {"name": name, "reply": reply, "via": via}),
+            user_id,
+        )
+        return Outcome(True, "approval_answered", ticket.approval_id, reply)
+
+    async def _refuse(
+        self, ticket: Ticket | None, user_id: str | None, reason: str, via: str
+    ) -> Outcome:
+        """Refuse and say so: a warning, the counter, and (for a known question) the
+        logbook and the run's trace."""
+        short = reason.removeprefix("approval_refused_")
+        self.refused[short] += 1
+        name = await user_name(self.hass, user_id) if user_id else ""
+        placeholders = {
+            "name": name or "?",
+            "by": (ticket.answered_by or "") if ticket else "",
+            "replies": ", ".join(ticket.replies) if ticket else "",
+        }
+        text = self.texts(reason, placeholders)
+        _LOGGER.warning(
+            "Refused an answer (%s) by %s through the %s%s: %s",
+            short,
+            name or "no user",
+            via,
+            f" to {ticket.approval_id}" if ticket else "",
+            text,
+        )
+        if ticket is not None:
+            self._note(
+                ticket, "refused", user_id, f"{reason.removeprefix('approval_refused_')} ({via})"
+            )
+            self._logbook(ticket, self.texts("approval_log_refused", {"why": text}), user_id)
+        return Outcome(False, reason, ticket.approval_id if ticket else None, text=text)
+
+    # ── closing ────────────────────────────────────────────────────────
+
+    async def closed(
+        self, approval_id: str, status: str, reply: str | None, by: str | None
+    ) -> None:
+        """The engine closed the question: say how on every card, then clear them."""
+        ticket = self.tickets.by_id.get(approval_id)
+        persistent_notification.async_dismiss(self.hass, _notification_id(approval_id))
+        if ticket is None or ticket.status != "pending":
+            return
+        ticket.status, ticket.reply, ticket.answered_by = status, reply, by
+        ticket.closed_at = _now()
+        ticket.to_clear = True
+        text = await self._ending(ticket)
+        if status == "timed_out":
+            self._note(ticket, "timed_out", None, reply or "")
+            self._logbook(ticket, text)
+        await self.tickets.async_save()
+        self._changed()
+        for services in ticket.phones.values():
+            for service in services:
+                payload = cards.outcome(ticket, text, ios=service in ticket.ios, texts=self.texts)
+                await self._notify(ticket, service, payload)
+        self._clear_later(ticket, CLEAR_AFTER_S)
+
+    async def _ending(self, ticket: Ticket) -> str:
+        if ticket.status == "answered":
+            name = ticket.answered_by or ""
+            return self.texts("approval_answered_by", {"name": name, "reply": ticket.reply})
+        if ticket.status == "timed_out" and ticket.reply is not None:
+            return self.texts("approval_timed_out", {"reply": ticket.reply})
+        if ticket.status == "timed_out":
+            return self.texts("approval_timed_out_no_default", {})
+        return self.texts("approval_withdrawn", {})
+
+    def _clear_later(self, ticket: Ticket, delay: float) -> None:
+        if (cancel := self._timers.pop(ticket.approval_id, None)) is not None:
+            cancel()
+
+        @callback
+        def fire(_now: Any) -> None:
+            self._timers.pop(ticket.approval_id, None)
+            self.hass.async_create_task(self._clear(ticket), eager_start=True)
+
+        self._timers[ticket.approval_id] = async_call_later(self.hass, delay, fire)
+
+    async def _clear(self, ticket: Ticket) -> None:
+        for services in ticket.phones.values():
+            for service in services:
+                await self._notify(ticket, service, cards.clear(ticket))
+        ticket.to_clear = False
+        if ticket.picture:
+            await self.hass.async_add_executor_job(_remove, self.pictures / ticket.picture)
+        self.tickets.prune(_now())
+        await self.tickets.async_save()
+
+    # ── seen again ─────────────────────────────────────────────────────
+
+    @callback
+    def _on_update(self, update: EngineUpdate) -> None:
+        if update.kind != "seen_again":
+            return
+        count = int((update.detail or {}).get("seen_again") or 0)
+        for ticket in self.tickets.by_id.values():
+            if ticket.run_id == update.run_id and ticket.status == "pending":
+                ticket.seen_again = max(ticket.seen_again, count)
+                self._update_soon(ticket)
+
+    def _update_soon(self, ticket: Ticket) -> None:
+        """Show the new count on the same cards: at once, then at most every
+        :data:`SEEN_AGAIN_EVERY_S` (the last count always arrives)."""
+        if ticket.approval_id in self._timers:
+            return
+        wait = self._seen_sent.get(ticket.approval_id, 0) + SEEN_AGAIN_EVERY_S - _monotonic()
+
+        @callback
+        def fire(_now: Any = None) -> None:
+            self._timers.pop(ticket.approval_id, None)
+            self._seen_sent[ticket.approval_id] = _monotonic()
+            self.hass.async_create_task(self._resend(ticket), eager_start=True)
+
+        if wait <= 0:
+            fire()
+        else:
+            self._timers[ticket.approval_id] = async_call_later(self.hass, wait, fire)
+
+    async def _resend(self, ticket: Ticket) -> None:
+        if ticket.status != "pending":
+            return
+        people = await self._people_of(ticket)
+        await self._send_cards(ticket, people, update=True)
+        self._show_in_home_assistant(ticket, people)
+        await self.tickets.async_save()
+        self._changed()
+
+    # ── reading ────────────────────────────────────────────────────────
+
+    async def pending_for(self, user_id: str | None, is_admin: bool) -> list[dict[str, Any]]:
+        """The open questions ``user_id`` is asked (an admin sees all, marked whether
+        they may answer), newest first, without tokens."""
+        out = []
+        for ticket in self.tickets.by_id.values():
+            if ticket.status != "pending":
+                continue
+            asked = user_id in ticket.tokens
+            if not (asked or is_admin):
+                continue
+            row = dict(as_mapping(ticket))
+            row["may_answer"] = asked
+            row["asked"] = [await user_name(self.hass, u) for u in ticket.tokens]
+            out.append(row)
+        out.sort(key=lambda r: r["expires_at"], reverse=True)
+        return out
+
+    def pending(self) -> list[Ticket]:
+        """The open questions, soonest deadline first."""
+        return sorted(
+            (t for t in self.tickets.by_id.values() if t.status == "pending"),
+            key=lambda t: t.expires_at,
+        )
+
+    async def answer_page(self, token: str, real_user: str | None) -> dict[str, Any] | None:
+        """The page behind an answer link: the question and a button per reply (each a
+        ``POST`` to that reply's own link); None when the token is not this desk's."""
+        hit = self.tickets.find(token)
+        if hit is None:
+            return None
+        ticket = hit.ticket
+        title = self.texts("approval_title", {"workflow": ticket.workflow_name})
+        if ticket.status != "pending":
+            return {"title": title, "lines": [ticket.message, await self._ending(ticket)]}
+        if real_user is not None and real_user != hit.user_id:
+            text = self.texts("approval_refused_wrong_user", {})
+            return {"title": title, "lines": [ticket.message, text]}
+        name = await user_name(self.hass, hit.user_id)
+        left = _left(ticket)
+        replies = [hit.reply, *(r for r in ticket.replies if r != hit.reply)]
+        return {
+            "title": title,
+            "lines": [ticket.message, self.texts("approval_page_asks", {"name": name})],
+            "picture": self._image(ticket),
+            "buttons": [
+                button(
+                    self.hass,
+                    ticket.token_of(hit.user_id, r),
+                    left,
+                    self.texts("approval_page_answer", {"reply": r, "name": name}),
+                )
+                for r in replies
+            ],
+        }
+
+    async def answer_link(self, token: str, real_user: str | None) -> dict[str, Any]:
+        """A link page's button was pressed."""
+        hit = self.tickets.find(token)
+        title = self.texts("approval_title", {"workflow": hit.ticket.workflow_name}) if hit else ""
+        done = await self.answer_token(token, real_user, "link")
+        text = self.texts("approval_page_done", {"reply": done.reply}) if done.ok else done.text
+        return {"ok": done.ok, "title": title, "lines": [text]}
+
+    # ── helpers ────────────────────────────────────────────────────────
+
+    async def _people_of(self, ticket: Ticket) -> list[Addressee]:
+        return [
+            Addressee(user_id, await user_name(self.hass, user_id), ()) for user_id in ticket.tokens
+        ]
+
+    def _image(self, ticket: Ticket) -> str | None:
+        if ticket.picture:
+            return picture_link(self.hass, self.entry_id, ticket.picture, _left(ticket))
+        return ticket.image_url
+
+    def _open_url(self, ticket: Ticket) -> str:
+        """Where tapping the card leads: the workflow's history in Home Assistant."""
+        entity_id = self._workflow_entity(ticket.workflow_id)
+        return f"/logbook?entity_id={entity_id}" if entity_id else "/logbook"
+
+    def _note(self, ticket: Ticket, event: str, user_id: str | None, detail: str) -> None:
+        if self.engine is not None:
+            self.engine.note_approval(ticket.approval_id, event, user_id, detail)
+
+    def _logbook(self, ticket: Ticket, message: str, user_id: str | None = None) -> None:
+        data: dict[str, Any] = {
+            "name": ticket.workflow_name,
+            "message": message,
+            "domain": DOMAIN,
+        }
+        if entity_id := self._workflow_entity(ticket.workflow_id):
+            data["entity_id"] = entity_id
+        self.hass.bus.async_fire("logbook_entry", data, context=Context(user_id=user_id))
+
+
+def _notification_id(approval_id: str) -> str:
+    return f"{DOMAIN}_ask_{short_key(approval_id)}"
+
+
+def _left(ticket: Ticket) -> float:
+    return ticket.expires_at - _now()
+
+
+def _now() -> float:
+    return time.time()
+
+
+def _monotonic() -> float:
+    return time.monotonic()
+
+
+def _number(value: str | None) -> int | None:
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def _write(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+
+
+def _remove(path: Path) -> None:
+    path.unlink(missing_ok=True)
