@@ -118,6 +118,10 @@ async def _workflows(host: WorkflowHost | None) -> dict[str, Any] | None:
             "runs_waiting": sum(1 for r in active if r.status == "waiting"),
             "approvals_pending": len(engine.pending_approvals()),
         },
+        "approvals": {
+            "questions_waiting": len(host.desk.pending()),
+            "refused_by_reason": dict(host.desk.refused),
+        },
         "model": {
             **asdict(host.model_watch.health),
             "checked_at": _iso(host.model_watch.health.checked_at),

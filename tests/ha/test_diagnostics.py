@@ -124,5 +124,6 @@ async def test_diagnostics_summarise_workflows_and_runs_without_personal_data(
     engine = workflows["engine"]
     assert engine["runs_waiting"] == 2
     assert engine["approvals_pending"] == 1
+    assert workflows["approvals"] == {"questions_waiting": 1, "refused_by_reason": {}}
     assert engine["started"] == 2
     assert workflows["model"]["reachable"] is None  # AI is off in these options
