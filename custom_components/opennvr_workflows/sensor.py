@@ -86,9 +86,12 @@ async def async_setup_entry(
 
 
 class SourceCounter(OpenNVRSiteEntity, SensorEntity):
-    """One counter of one source, e.g. "NATS events dropped"."""
+    """One counter of one source, e.g. "NATS events dropped". Off until a user turns it
+    on, as core's diagnostic counters are: it changes on every event, and each change is a
+    state written to the recorder."""
 
     _attr_entity_category = EntityCategory.DIAGNOSTIC
+    _attr_entity_registry_enabled_default = False
     _attr_state_class = SensorStateClass.TOTAL_INCREASING
 
     def __init__(

@@ -24,6 +24,17 @@ def entity_id(hass: HomeAssistant, sim: OpenNVRSimulator, platform: str, key: st
     return found
 
 
+def enable_counters(hass: HomeAssistant, entry: MockConfigEntry, source: str) -> None:
+    """Turn a source's diagnostic counters on before the entry is set up, as a user would
+    in the entity settings (they are off by default): their registry entries exist enabled,
+    so the platform adds them enabled."""
+    registry = er.async_get(hass)
+    for key in ("events_received", "events_dropped"):
+        registry.async_get_or_create(
+            "sensor", DOMAIN, f"{entry.unique_id}_{source}_{key}", config_entry=entry
+        )
+
+
 async def wait_for(hass: HomeAssistant, condition: Callable[[], bool], within: float = 5) -> None:
     """Wait (in real time: the events come over a real socket) until ``condition()``."""
     async with asyncio.timeout(within):
@@ -129,10 +140,23 @@ async def test_site_mode_refused_without_scope(
     assert sim.site_mode["mode"] == "disarmed"
 
 
-async def test_diagnostic_counters(
+async def test_diagnostic_counters_are_off_by_default(
     hass: HomeAssistant, sim: OpenNVRSimulator, setup_entry: MockConfigEntry
 ) -> None:
-    await websocket_connected(hass, setup_entry)
+    registry = er.async_get(hass)
+    for key in ("websocket_events_received", "websocket_events_dropped"):
+        counter = entity_id(hass, sim, "sensor", key)
+        assert registry.async_get(counter).disabled_by is er.RegistryEntryDisabler.INTEGRATION
+        assert hass.states.get(counter) is None
+
+
+async def test_diagnostic_counters(
+    hass: HomeAssistant, sim: OpenNVRSimulator, config_entry: MockConfigEntry
+) -> None:
+    enable_counters(hass, config_entry, "websocket")
+    assert await hass.config_entries.async_setup(config_entry.entry_id)
+    await hass.async_block_till_done()
+    await websocket_connected(hass, config_entry)
     received = entity_id(hass, sim, "sensor", "websocket_events_received")
     dropped = entity_id(hass, sim, "sensor", "websocket_events_dropped")
     start = int(hass.states.get(received).state)

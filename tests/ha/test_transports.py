@@ -33,7 +33,7 @@ from tests.fakes.publishers import SITE, mqtt_publish, nats_publish, sdk_alert, 
 
 from .conftest import WEBSOCKET_OPTIONS
 from .test_config_flow import _site_step
-from .test_entities import entity_id, wait_for
+from .test_entities import enable_counters, entity_id, wait_for
 
 pytestmark = pytest.mark.services
 
@@ -68,6 +68,7 @@ async def restarted(hass: HomeAssistant, entry: MockConfigEntry, source: str, re
 
 
 async def _setup(hass: HomeAssistant, entry: MockConfigEntry, source: str) -> None:
+    enable_counters(hass, entry, source)
     assert await hass.config_entries.async_setup(entry.entry_id)
     await hass.async_block_till_done()
     await wait_for(hass, lambda: entry.runtime_data.hub.connected(source), within=15)
