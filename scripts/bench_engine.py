@@ -590,6 +590,12 @@ async def flood_phase(b: Bench, notes: Arrivals | None) -> None:
             ">= 2,000" if key == "notify" else "",
         )
         report.result[f"engine_runs_{key}_first_effects_per_s"] = round(n / (last - t0))
+        report.add(
+            f"engine_cpu_us_per_run_{key}",
+            f"  engine CPU per run, {label} (us; less load-bound)",
+            round(span.cpu_s / n * 1e6),
+            None,
+        )
         commits_after, synced_after = commits(engine)
         report.add(
             f"engine_runs_{key}_commits_per_1000",
@@ -618,6 +624,12 @@ async def flood_phase(b: Bench, notes: Arrivals | None) -> None:
             await b.hass.async_block_till_done()
         report.add(
             f"ha_runs_{key}_per_s", f"HA automations: runs/s, {label}", round(n / span.wall_s), span
+        )
+        report.add(
+            f"ha_cpu_us_per_run_{key}",
+            f"  HA CPU per run, {label} (us)",
+            round(span.cpu_s / n * 1e6),
+            None,
         )
         report.ratio(
             f"ratio_runs_{key}",
@@ -789,6 +801,12 @@ async def sustained_phase(b: Bench, rate: float) -> None:
     )
     report.add(
         "sustained_max_ms", "sustained: max event->first effect (ms)", round(lat[-1], 2), span
+    )
+    report.add(
+        "sustained_cpu_us_per_run",
+        "sustained: CPU per run (us, the pacing loop's wake-ups included)",
+        round(span.cpu_s / runs * 1e6),
+        span,
     )
     report.add(
         "sustained_most_active_runs", "sustained: most runs in flight (sampled)", most_active, span
