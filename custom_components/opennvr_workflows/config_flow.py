@@ -1,8 +1,9 @@
 """Config flow: add an OpenNVR site by URL and API token; reauth and reconfigure.
 
 Every step checks the site the same way (``nvr_client.async_check_site``) and turns what is
-wrong into a form error that names it: unreachable, certificate, bad token, which scopes the
-token lacks, a contract this version does not speak.
+wrong into a form error that names it: not a web address, unreachable, ``https`` to a
+server without it, certificate, bad token, which scopes the token lacks, a contract this
+version does not speak.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from homeassistant.helpers.selector import (
 
 from .const import CONF_VERIFY_SSL, DOMAIN, LOGGER, TITLE
 from .flow_steps import TransportAndAISteps, merge_options, suggestions
+from .flow_urls import URL_EXAMPLE, async_speaks_plain_http, web_address_problem
 from .nvr_client import CheckedSite, SiteCheckError, async_check_site
 from .options_flow import OpenNVRWorkflowsOptionsFlow
 
@@ -64,7 +66,7 @@ class OpenNVRWorkflowsConfigFlow(TransportAndAISteps, ConfigFlow, domain=DOMAIN)
         self._data: dict[str, Any] = {}
         self._collected: dict[str, Any] = {}
         self._title = TITLE
-        self._models: list[str] = []
+        self._models: dict[str, tuple[str, ...]] = {}
 
     @staticmethod
     @callback
@@ -74,19 +76,33 @@ class OpenNVRWorkflowsConfigFlow(TransportAndAISteps, ConfigFlow, domain=DOMAIN)
     async def _check(
         self, data: Mapping[str, Any], errors: dict[str, str], placeholders: dict[str, str]
     ) -> CheckedSite | None:
+        if problem := web_address_problem(data[CONF_URL]):
+            errors[CONF_URL] = problem
+            placeholders.setdefault("url_example", URL_EXAMPLE)
+            return None
         try:
             return await async_check_site(
                 self.hass, data[CONF_URL], data[CONF_TOKEN], data[CONF_VERIFY_SSL]
             )
         except SiteCheckError as err:
             LOGGER.debug("OpenNVR site check failed (%s): %s", err.key, err)
-            errors["base"] = err.key
+            errors["base"] = await self._tls_reason(err.key, data)
             placeholders.update(err.placeholders)
             return None
 
+    async def _tls_reason(self, key: str, data: Mapping[str, Any]) -> str:
+        """A failed TLS handshake is a certificate problem only when the certificate was
+        checked and the server speaks TLS at all: ``https`` to a plain-HTTP server is
+        ``not_tls``, and a handshake that fails without checking is ``tls_failed``."""
+        if key != "ssl_error":
+            return key
+        if await async_speaks_plain_http(self.hass, data[CONF_URL]):
+            return "not_tls"
+        return key if data[CONF_VERIFY_SSL] else "tls_failed"
+
     async def async_step_user(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
         errors: dict[str, str] = {}
-        placeholders: dict[str, str] = {}
+        placeholders: dict[str, str] = {"url_example": URL_EXAMPLE}
         if user_input is not None:
             data = _normalise(user_input)
             if site := await self._check(data, errors, placeholders):
@@ -147,7 +163,7 @@ class OpenNVRWorkflowsConfigFlow(TransportAndAISteps, ConfigFlow, domain=DOMAIN)
         is not shown; left blank, it is kept."""
         entry = self._get_reconfigure_entry()
         errors: dict[str, str] = {}
-        placeholders: dict[str, str] = {}
+        placeholders: dict[str, str] = {"url_example": URL_EXAMPLE}
         if user_input is not None:
             token = str(user_input.get(CONF_TOKEN) or "").strip() or entry.data[CONF_TOKEN]
             data = _normalise({**user_input, CONF_TOKEN: token})

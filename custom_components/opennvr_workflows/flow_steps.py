@@ -28,7 +28,7 @@ from homeassistant.helpers.selector import (
 )
 from homeassistant.util.ssl import get_default_context
 
-from .ai.model_check import check_model, list_models
+from .ai.model_check import check_model
 from .const import (
     CONF_AI_ENABLED,
     CONF_HARDWARE,
@@ -57,6 +57,13 @@ from .const import (
     TRANSPORT_WEBSOCKET,
     TRANSPORTS,
 )
+from .flow_models import async_model_capabilities, vision_models
+from .flow_urls import (
+    NATS_URL_EXAMPLE,
+    TLS_URL_EXAMPLE,
+    async_speaks_plain_http,
+    web_address_problem,
+)
 from .nvr.sources.factory import TransportTestError, async_test_mqtt, async_test_nats
 
 CONF_SKIP_AI = "skip_ai"
@@ -67,12 +74,14 @@ _SECRET = TextSelector(TextSelectorConfig(type=TextSelectorType.PASSWORD))
 _BOOL = BooleanSelector()
 
 
-def _select(options: list[str], key: str | None, *, custom: bool = False) -> SelectSelector:
-    """A list (or, with ``custom``, a dropdown that also takes a typed value); option labels
-    come from the ``key`` selector translations when there is one."""
+def _select(
+    options: list[str], key: str | None, *, custom: bool = False, dropdown: bool = False
+) -> SelectSelector:
+    """A list, or a dropdown (always with ``custom``, which also takes a typed value);
+    option labels come from the ``key`` selector translations when there is one."""
     config = SelectSelectorConfig(
         options=options,
-        mode=SelectSelectorMode.DROPDOWN if custom else SelectSelectorMode.LIST,
+        mode=SelectSelectorMode.DROPDOWN if custom or dropdown else SelectSelectorMode.LIST,
         custom_value=custom,
     )
     if key is not None:
@@ -136,10 +145,12 @@ def nats_schema(defaults: Mapping[str, Any]) -> vol.Schema:
     )
 
 
-def mqtt_schema(defaults: Mapping[str, Any]) -> vol.Schema:
+def mqtt_schema(defaults: Mapping[str, Any], ha_mqtt: bool = False) -> vol.Schema:
+    """The broker form; "use Home Assistant's MQTT integration" is on by default only when
+    that integration is running (``ha_mqtt``), so the defaults can be submitted as they are."""
     return vol.Schema(
         {
-            vol.Required(CONF_MQTT_USE_HA, default=defaults.get(CONF_MQTT_USE_HA, True)): _BOOL,
+            vol.Required(CONF_MQTT_USE_HA, default=defaults.get(CONF_MQTT_USE_HA, ha_mqtt)): _BOOL,
             _opt(CONF_MQTT_HOST, defaults): _TEXT,
             vol.Required(
                 CONF_MQTT_PORT, default=defaults.get(CONF_MQTT_PORT, 1883)
@@ -224,6 +235,12 @@ async def async_validate_mqtt(hass: HomeAssistant, settings: Mapping[str, Any]) 
 # ── Ollama ──────────────────────────────────────────────────────────────────
 
 
+#: The form's placeholders for the Ollama step: its example address.
+OLLAMA_PLACEHOLDERS: Final = {"url_example": DEFAULT_OLLAMA_URL}
+#: The form's placeholders for the NATS step: its example addresses.
+NATS_PLACEHOLDERS: Final = {"nats_example": NATS_URL_EXAMPLE, "tls_example": TLS_URL_EXAMPLE}
+
+
 def ollama_schema(defaults: Mapping[str, Any]) -> vol.Schema:
     return vol.Schema(
         {
@@ -235,28 +252,25 @@ def ollama_schema(defaults: Mapping[str, Any]) -> vol.Schema:
     )
 
 
-def models_schema(models: list[str], defaults: Mapping[str, Any]) -> vol.Schema:
-    first = models[0] if models else ""
+def models_schema(models: Mapping[str, tuple[str, ...]], defaults: Mapping[str, Any]) -> vol.Schema:
+    """The vision field offers only the models that can see pictures; the text field any
+    model. A default is only ever one of the choices, so the defaults can be submitted."""
+    seeing = vision_models(dict(models))
+    vision = defaults.get(CONF_VISION_MODEL)
+    if vision not in seeing:
+        vision = seeing[0] if seeing else ""
+    text = defaults.get(CONF_TEXT_MODEL)
+    if text not in models:
+        text = vision
     return vol.Schema(
         {
-            vol.Required(
-                CONF_VISION_MODEL, default=defaults.get(CONF_VISION_MODEL, first)
-            ): _select(models, None, custom=True),
-            vol.Required(
-                CONF_TEXT_MODEL,
-                default=defaults.get(CONF_TEXT_MODEL, defaults.get(CONF_VISION_MODEL, first)),
-            ): _select(models, None, custom=True),
+            vol.Required(CONF_VISION_MODEL, default=vision): _select(seeing, None, dropdown=True),
+            vol.Required(CONF_TEXT_MODEL, default=text): _select(list(models), None, custom=True),
             vol.Required(CONF_HARDWARE, default=defaults.get(CONF_HARDWARE, HARDWARE_CPU)): _select(
                 [HARDWARE_CPU, HARDWARE_GPU], "hardware"
             ),
         }
     )
-
-
-async def async_ollama_models(url: str) -> list[str] | None:
-    """The models pulled on the server, or None when it cannot be reached."""
-    models = await list_models(url, ssl_context=get_default_context())
-    return None if models is None else list(models)
 
 
 async def async_validate_models(
@@ -299,7 +313,7 @@ class TransportAndAISteps:
 
     hass: HomeAssistant
     _collected: dict[str, Any]
-    _models: list[str]
+    _models: dict[str, tuple[str, ...]]
 
     if TYPE_CHECKING:  # provided by the ConfigFlow / OptionsFlow it is mixed into
 
@@ -341,6 +355,7 @@ class TransportAndAISteps:
             step_id="nats",
             data_schema=nats_schema({**self._step_defaults(), **(user_input or {})}),
             errors=errors,
+            description_placeholders=dict(NATS_PLACEHOLDERS),
         )
 
     async def async_step_mqtt_broker(
@@ -354,9 +369,10 @@ class TransportAndAISteps:
             if not (errors := await async_validate_mqtt(self.hass, given(fields))):
                 self._collected.update(fields)
                 return await self._transport_done()
+        ha_mqtt = bool(self.hass.config_entries.async_loaded_entries("mqtt"))
         return self.async_show_form(
             step_id="mqtt_broker",
-            data_schema=mqtt_schema({**self._step_defaults(), **(user_input or {})}),
+            data_schema=mqtt_schema({**self._step_defaults(), **(user_input or {})}, ha_mqtt),
             errors=errors,
         )
 
@@ -369,11 +385,15 @@ class TransportAndAISteps:
             if user_input.get(CONF_SKIP_AI):
                 self._collected.update(ai_disabled(url))
                 return await self._ai_done()
-            models = await async_ollama_models(url)
-            if models is None:
-                errors["base"] = "ollama_cannot_connect"
+            if problem := web_address_problem(url):
+                errors[CONF_OLLAMA_URL] = problem
+            elif (models := await async_model_capabilities(url)) is None:
+                plain = await async_speaks_plain_http(self.hass, url)
+                errors["base"] = "not_tls" if plain else "ollama_cannot_connect"
             elif not models:
                 errors["base"] = "ollama_no_models"
+            elif not vision_models(models):
+                errors["base"] = "ollama_no_vision_models"
             else:
                 self._collected[CONF_OLLAMA_URL] = url
                 self._models = models
@@ -382,12 +402,13 @@ class TransportAndAISteps:
             step_id="ollama",
             data_schema=ollama_schema({**self._step_defaults(), **(user_input or {})}),
             errors=errors,
+            description_placeholders=dict(OLLAMA_PLACEHOLDERS),
         )
 
     async def async_step_models(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
         """The vision model (checked for vision), the text model and the hardware class."""
         errors: dict[str, str] = {}
-        placeholders: dict[str, str] = {}
+        placeholders: dict[str, str] = {"vision_models": ", ".join(vision_models(self._models))}
         if user_input is not None:
             settings = {**self._collected, **user_input}
             await async_validate_models(settings, errors, placeholders)

@@ -8,6 +8,7 @@ and Ollama settings chosen when the site was added.
 from __future__ import annotations
 
 import re
+import string
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -76,18 +77,69 @@ def parse_roles(text: str) -> list[str]:
     return [role.strip().lower() for role in text.split(",") if role.strip()]
 
 
+#: What a role or list name may hold, in the words the problems use.
+NAME_RULE = "lower-case letters, digits, - and _, starting with a letter, no spaces"
+_NAME_CHARACTERS = frozenset(string.ascii_lowercase + string.digits + "-_")
+
+
+def name_problem(name: str, kind: str) -> str | None:
+    """Why ``name`` (as typed) is not a role or list name (``kind``), naming what is
+    wrong with it first: a space, a character it may not hold, a wrong first character,
+    its length. None when it is one (lower-cased)."""
+    lowered = name.lower()
+    if LIST_NAME_PATTERN.fullmatch(lowered):
+        return None
+    if any(ch.isspace() for ch in name):
+        why = "it has a space"
+    elif not lowered:
+        why = "it is empty"
+    elif bad := sorted({ch for ch in lowered if ch not in _NAME_CHARACTERS}):
+        why = f"it has {', '.join(repr(ch) for ch in bad)}"
+    elif lowered[0] not in string.ascii_lowercase:
+        why = "it does not start with a letter"
+    else:
+        why = "it is longer than 32 characters"
+    return f"'{name}' is not a {kind} name ({why}): use {NAME_RULE}"
+
+
+def camera_roles(
+    typed: Mapping[str, str], cameras: Mapping[str, str]
+) -> tuple[dict[str, str], dict[str, str]]:
+    """Role -> camera id from each camera field's text (``cameras``: field -> camera
+    id), and the form errors, each on the field that has the problem: ``role_invalid``
+    where a role is not a role name, ``role_duplicate`` on every field naming a role that
+    another camera also has. The error texts name no role: a form has one set of
+    placeholders, so a role named there would show under every field in error."""
+    errors: dict[str, str] = {}
+    owners: dict[str, list[str]] = {}
+    for field, text in typed.items():
+        field_roles = parse_roles(text)
+        if any(not ROLE_PATTERN.fullmatch(role) for role in field_roles):
+            errors[field] = "role_invalid"
+        for role in dict.fromkeys(field_roles):
+            owners.setdefault(role, []).append(field)
+    for fields in owners.values():
+        if len(fields) > 1:
+            for field in fields:
+                errors.setdefault(field, "role_duplicate")
+    roles = {role: cameras[fields[0]] for role, fields in owners.items()}
+    return roles, errors
+
+
 def parse_site_lists(text: str) -> tuple[dict[str, list[str]], str | None]:
     """One list per line, ``name: item, item``. Returns the lists, or the first problem as
-    ``"line N: ..."`` so the form can say where it is."""
+    ``"line N: ..."`` so the form can say where it is and what is wrong."""
     lists: dict[str, list[str]] = {}
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
-        name, sep, items = line.partition(":")
-        name = name.strip().lower()
-        if not sep or not LIST_NAME_PATTERN.fullmatch(name):
-            return {}, f"line {number}: write it as 'name: item, item'"
+        typed, sep, items = line.partition(":")
+        if not sep:
+            return {}, f"line {number}: write it as 'name: item, item' (the colon is missing)"
+        if problem := name_problem(typed.strip(), "list"):
+            return {}, f"line {number}: {problem}"
+        name = typed.strip().lower()
         if name in lists:
             return {}, f"line {number}: the list '{name}' is already defined"
         lists[name] = [item.strip() for item in items.split(",") if item.strip()]
@@ -111,8 +163,8 @@ def parse_approver_roles(
         role = role.strip().lower()
         if not sep or not role:
             return {}, f"line {number}: write it as 'role: Name, Name'"
-        if not LIST_NAME_PATTERN.fullmatch(role):
-            return {}, f"line {number}: '{role}' is not a role name (letters, digits, _)"
+        if problem := name_problem(role, "role"):
+            return {}, f"line {number}: {problem}"
         if role in roles:
             return {}, f"line {number}: the role '{role}' is already given"
         ids: list[str] = []
@@ -189,12 +241,20 @@ def _parse_webhooks(text: str) -> tuple[dict[str, str], list[str], str | None]:
     return hooks, moving, None
 
 
+#: The destinations page's examples, as description placeholders (Home Assistant's rules
+#: keep addresses out of translated text).
+DESTINATION_EXAMPLES: Mapping[str, str] = {
+    "webhook_example": "name: https://host/path",
+    "moving_example": f"name: https://host/path {MOVES_MARK}",
+}
+
+
 class OpenNVRWorkflowsOptionsFlow(TransportAndAISteps, OptionsFlowWithReload):
     """A menu of option pages; each page saves all options and reloads the entry."""
 
     def __init__(self) -> None:
         self._collected: dict[str, Any] = {}
-        self._models: list[str] = []
+        self._models: dict[str, tuple[str, ...]] = {}
 
     @property
     def _options(self) -> dict[str, Any]:
@@ -231,18 +291,11 @@ class OpenNVRWorkflowsOptionsFlow(TransportAndAISteps, OptionsFlowWithReload):
         labels = {f"{cam.name} ({cid})": str(cid) for cid, cam in sorted(cameras.items())}
         current: dict[str, str] = self._options.get(CONF_CAMERA_ROLES, {})
         errors: dict[str, str] = {}
-        placeholders: dict[str, str] = {}
+        typed: dict[str, str] = {}
         if user_input is not None:
-            roles: dict[str, str] = {}
-            for label, camera_id in labels.items():
-                for role in parse_roles(user_input.get(label, "")):
-                    if not ROLE_PATTERN.fullmatch(role):
-                        errors[label] = "role_invalid"
-                        placeholders["role"] = role
-                    elif role in roles and roles[role] != camera_id:
-                        errors[label] = "role_duplicate"
-                        placeholders["role"] = role
-                    roles[role] = camera_id
+            # A field left blank is missing from the input: it is "no roles".
+            typed = {label: str(user_input.get(label) or "") for label in labels}
+            roles, errors = camera_roles(typed, labels)
             if not errors:
                 return self._save({CONF_CAMERA_ROLES: roles})
         schema = vol.Schema(
@@ -258,12 +311,10 @@ class OpenNVRWorkflowsOptionsFlow(TransportAndAISteps, OptionsFlowWithReload):
                 for label, camera_id in labels.items()
             }
         )
-        return self.async_show_form(
-            step_id="camera_roles",
-            data_schema=schema,
-            errors=errors,
-            description_placeholders=placeholders,
-        )
+        if typed:
+            # What was typed stays on the form, mistakes included, for the person to fix.
+            schema = self.add_suggested_values_to_schema(schema, typed)
+        return self.async_show_form(step_id="camera_roles", data_schema=schema, errors=errors)
 
     # ── approvers ────────────────────────────────────────────────────────
 
@@ -387,7 +438,7 @@ class OpenNVRWorkflowsOptionsFlow(TransportAndAISteps, OptionsFlowWithReload):
         (a workflow names one, never a URL), and the models the look and investigate
         actions may be asked to use besides the configured ones."""
         errors: dict[str, str] = {}
-        placeholders: dict[str, str] = {}
+        placeholders: dict[str, str] = dict(DESTINATION_EXAMPLES)
         if user_input is not None:
             hooks, problem = parse_webhooks(user_input.get(CONF_WEBHOOKS, ""))
             if problem:

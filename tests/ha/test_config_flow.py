@@ -9,10 +9,16 @@ from typing import Any
 
 import probatio
 import pytest
-from homeassistant.config_entries import SOURCE_MQTT, SOURCE_USER, ConfigFlow, OptionsFlow
+from homeassistant.config_entries import (
+    SOURCE_MQTT,
+    SOURCE_USER,
+    ConfigEntryState,
+    ConfigFlow,
+    OptionsFlow,
+)
 from homeassistant.const import CONF_TOKEN, CONF_URL
 from homeassistant.core import HomeAssistant
-from homeassistant.data_entry_flow import FlowResultType
+from homeassistant.data_entry_flow import FlowResultType, InvalidData
 from homeassistant.helpers import config_validation as cv
 from homeassistant.helpers.service_info.mqtt import MqttServiceInfo
 from pytest_homeassistant_custom_component.common import MockConfigEntry
@@ -20,12 +26,14 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry
 from custom_components.opennvr_workflows.const import (
     CONF_AI_ENABLED,
     CONF_HARDWARE,
+    CONF_MQTT_USE_HA,
     CONF_OLLAMA_URL,
     CONF_TEXT_MODEL,
     CONF_TRANSPORT,
     CONF_VERIFY_SSL,
     CONF_VISION_MODEL,
     DOMAIN,
+    TRANSPORT_MQTT,
     TRANSPORT_WEBSOCKET,
 )
 from custom_components.opennvr_workflows.flow_steps import CONF_SKIP_AI, TransportAndAISteps
@@ -34,6 +42,21 @@ from tests.fakes.opennvr_sim import OpenNVRSimulator
 from tests.fakes.tls import self_signed_context
 
 from .conftest import entry_data
+
+
+def defaults(result: Any) -> dict[str, Any]:
+    """The values a form submits when the person changes nothing."""
+    return {
+        str(key): key.default()
+        for key in result["data_schema"].schema
+        if not isinstance(key.default, probatio.Undefined)
+    }
+
+
+def options_of(result: Any, field: str) -> list[str]:
+    """The choices a form's select field offers."""
+    selector = next(v for k, v in result["data_schema"].schema.items() if k == field)
+    return list(selector.config["options"])
 
 
 def sent_to_browser(result: Any) -> str:
@@ -80,10 +103,11 @@ async def test_full_flow_websocket_and_ollama(
         result["flow_id"], {CONF_OLLAMA_URL: ollama.url + "/", CONF_SKIP_AI: False}
     )
     assert result["step_id"] == "models"
-    # The model lists come from the server.
-    schema = result["data_schema"].schema
-    vision_selector = next(v for k, v in schema.items() if k == CONF_VISION_MODEL)
-    assert set(vision_selector.config["options"]) == set(ollama.models)
+    # The model lists come from the server: any model may write, only one that can see
+    # pictures is offered for the pictures, and the page says which those are.
+    assert set(options_of(result, CONF_TEXT_MODEL)) == set(ollama.models)
+    assert options_of(result, CONF_VISION_MODEL) == ["qwen2.5vl:3b"]
+    assert result["description_placeholders"]["vision_models"] == "qwen2.5vl:3b"
 
     result = await hass.config_entries.flow.async_configure(
         result["flow_id"],
@@ -118,18 +142,76 @@ async def test_model_without_vision_is_refused(
     result = await hass.config_entries.flow.async_configure(
         result["flow_id"], {CONF_OLLAMA_URL: ollama.url, CONF_SKIP_AI: False}
     )
+    # A model that cannot see pictures is not one of the vision field's choices.
+    for model in ("gemma3:1b", "llava:7b"):
+        with pytest.raises(InvalidData):
+            await hass.config_entries.flow.async_configure(
+                result["flow_id"],
+                {CONF_VISION_MODEL: model, CONF_TEXT_MODEL: "qwen3:1.7b", CONF_HARDWARE: "cpu"},
+            )
+    # The server changed since the list was read: the check on saving still refuses.
+    ollama.models["qwen2.5vl:3b"] = ("completion",)
     result = await hass.config_entries.flow.async_configure(
         result["flow_id"],
-        {CONF_VISION_MODEL: "gemma3:1b", CONF_TEXT_MODEL: "qwen3:1.7b", CONF_HARDWARE: "cpu"},
+        {CONF_VISION_MODEL: "qwen2.5vl:3b", CONF_TEXT_MODEL: "qwen3:1.7b", CONF_HARDWARE: "cpu"},
     )
     assert result["errors"] == {CONF_VISION_MODEL: "model_no_vision"}
-    assert result["description_placeholders"]["model"] == "gemma3:1b"
+    assert result["description_placeholders"]["model"] == "qwen2.5vl:3b"
 
+    del ollama.models["qwen2.5vl:3b"]
     result = await hass.config_entries.flow.async_configure(
         result["flow_id"],
-        {CONF_VISION_MODEL: "llava:7b", CONF_TEXT_MODEL: "qwen3:1.7b", CONF_HARDWARE: "cpu"},
+        {CONF_VISION_MODEL: "qwen2.5vl:3b", CONF_TEXT_MODEL: "qwen3:1.7b", CONF_HARDWARE: "cpu"},
     )
     assert result["errors"] == {CONF_VISION_MODEL: "model_model_not_found"}
+
+
+async def _models_page(hass: HomeAssistant, sim: OpenNVRSimulator, url: str) -> dict:
+    result = await _site_step(hass, sim)
+    result = await hass.config_entries.flow.async_configure(
+        result["flow_id"], {CONF_TRANSPORT: TRANSPORT_WEBSOCKET}
+    )
+    return await hass.config_entries.flow.async_configure(
+        result["flow_id"], {CONF_OLLAMA_URL: url, CONF_SKIP_AI: False}
+    )
+
+
+async def test_the_models_page_defaults_can_be_submitted(
+    hass: HomeAssistant, sim: OpenNVRSimulator, ollama: FakeOllama
+) -> None:
+    """The text-only model sorts first; the vision field's default is still one that sees."""
+    assert sorted(ollama.models)[0] == "gemma3:1b"
+    result = await _models_page(hass, sim, ollama.url)
+    assert defaults(result)[CONF_VISION_MODEL] == "qwen2.5vl:3b"
+    result = await hass.config_entries.flow.async_configure(result["flow_id"], defaults(result))
+    await hass.async_block_till_done()
+    assert result["type"] is FlowResultType.CREATE_ENTRY
+    assert result["options"][CONF_VISION_MODEL] == "qwen2.5vl:3b"
+
+
+async def test_a_server_with_no_model_that_sees_is_named_on_the_ollama_page(
+    hass: HomeAssistant, sim: OpenNVRSimulator, socket_enabled: None
+) -> None:
+    async with FakeOllama(models={"gemma3:1b": ("completion",)}) as text_only:
+        result = await _models_page(hass, sim, text_only.url)
+    assert result["step_id"] == "ollama"
+    assert result["errors"] == {"base": "ollama_no_vision_models"}
+
+
+@pytest.mark.parametrize("url", ["ollama.local:11434", "http//127.0.0.1:11434", "http://", "x y"])
+async def test_an_ollama_address_that_is_not_one_says_so(
+    hass: HomeAssistant, sim: OpenNVRSimulator, url: str
+) -> None:
+    result = await _models_page(hass, sim, url)
+    assert result["errors"] == {CONF_OLLAMA_URL: "invalid_url"}
+    assert result["description_placeholders"]["url_example"].startswith("http")
+
+
+async def test_https_to_a_plain_ollama_says_so(
+    hass: HomeAssistant, sim: OpenNVRSimulator, ollama: FakeOllama
+) -> None:
+    result = await _models_page(hass, sim, ollama.url.replace("http://", "https://"))
+    assert result["errors"] == {"base": "not_tls"}
 
 
 async def test_unreachable_ollama_can_be_skipped(
@@ -209,6 +291,98 @@ async def test_user_flow_not_opennvr(hass: HomeAssistant, sim: OpenNVRSimulator)
         {CONF_URL: sim.url + "/health", CONF_TOKEN: sim.config.token, CONF_VERIFY_SSL: True},
     )
     assert result["errors"] == {"base": "not_opennvr"}
+
+
+@pytest.mark.parametrize(
+    "url", ["nvr.local", "nvr.local:8080", "https//nvr.local", "https://", "a b"]
+)
+async def test_an_address_that_is_not_one_says_so(
+    hass: HomeAssistant, sim: OpenNVRSimulator, url: str
+) -> None:
+    flow_id = await _start_flow(hass)
+    result = await hass.config_entries.flow.async_configure(
+        flow_id, {CONF_URL: url, CONF_TOKEN: sim.config.token, CONF_VERIFY_SSL: True}
+    )
+    assert result["errors"] == {CONF_URL: "invalid_url"}
+    assert result["description_placeholders"]["url_example"] == "https://nvr.local"
+
+
+@pytest.mark.parametrize("verify", [True, False])
+async def test_https_to_a_plain_http_server_says_so(
+    hass: HomeAssistant, sim: OpenNVRSimulator, verify: bool
+) -> None:
+    """Not a certificate problem, and turning verification off would not help."""
+    assert sim.url.startswith("http://")
+    flow_id = await _start_flow(hass)
+    result = await hass.config_entries.flow.async_configure(
+        flow_id,
+        {
+            CONF_URL: sim.url.replace("http://", "https://"),
+            CONF_TOKEN: sim.config.token,
+            CONF_VERIFY_SSL: verify,
+        },
+    )
+    assert result["errors"] == {"base": "not_tls"}
+
+
+async def test_a_handshake_that_fails_without_verifying_is_not_a_certificate_problem(
+    hass: HomeAssistant, socket_enabled: None
+) -> None:
+    """A server that speaks neither TLS nor HTTP: with verification on it is the
+    certificate error (it might be one); with it off, the handshake itself failed."""
+
+    async def babble(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(b"SSH-2.0-not-a-web-server\r\n" * 4)
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(babble, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        for verify, error in ((True, "ssl_error"), (False, "tls_failed")):
+            flow_id = await _start_flow(hass)
+            result = await hass.config_entries.flow.async_configure(
+                flow_id,
+                {
+                    CONF_URL: f"https://127.0.0.1:{port}",
+                    CONF_TOKEN: "onvr_any00000_x",
+                    CONF_VERIFY_SSL: verify,
+                },
+            )
+            assert result["errors"] == {"base": error}
+    finally:
+        server.close()
+        await server.wait_closed()
+
+
+async def _broker_page(hass: HomeAssistant, sim: OpenNVRSimulator) -> dict:
+    result = await _site_step(hass, sim)
+    result = await hass.config_entries.flow.async_configure(
+        result["flow_id"], {CONF_TRANSPORT: TRANSPORT_MQTT}
+    )
+    assert result["step_id"] == "mqtt_broker"
+    return result
+
+
+async def test_home_assistants_mqtt_is_the_default_only_when_it_is_set_up(
+    hass: HomeAssistant, sim: OpenNVRSimulator
+) -> None:
+    result = await _broker_page(hass, sim)
+    assert defaults(result)[CONF_MQTT_USE_HA] is False
+    # Submitting the defaults asks for the broker, not for an integration that is not there.
+    result = await hass.config_entries.flow.async_configure(result["flow_id"], defaults(result))
+    assert result["errors"] == {"mqtt_host": "mqtt_host_required"}
+    hass.config_entries.flow.async_abort(result["flow_id"])
+
+    mqtt_entry = MockConfigEntry(domain="mqtt", state=ConfigEntryState.LOADED)
+    mqtt_entry.add_to_hass(hass)
+    result = await _broker_page(hass, sim)
+    assert defaults(result)[CONF_MQTT_USE_HA] is True
+    # Only a running integration counts: one that failed to start is not "there".
+    hass.config_entries.flow.async_abort(result["flow_id"])
+    mqtt_entry.mock_state(hass, ConfigEntryState.SETUP_ERROR)
+    result = await _broker_page(hass, sim)
+    assert defaults(result)[CONF_MQTT_USE_HA] is False
 
 
 async def test_self_signed_certificate(hass: HomeAssistant, sim: OpenNVRSimulator) -> None:

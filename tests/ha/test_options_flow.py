@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ from homeassistant.core import HomeAssistant
 from homeassistant.data_entry_flow import FlowResultType, InvalidData
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
+from custom_components.opennvr_workflows.ai.tool_policy import IMPLEMENTED_TOOLS
 from custom_components.opennvr_workflows.const import (
     CONF_AI_ENABLED,
     CONF_APPROVERS,
@@ -47,6 +49,7 @@ from custom_components.opennvr_workflows.flow_steps import CONF_SKIP_AI
 from custom_components.opennvr_workflows.options_flow import (
     LIST_NAME_PATTERN,
     ROLE_PATTERN,
+    parse_approver_roles,
     parse_site_lists,
 )
 from tests.fakes.brokers import Mosquitto, NatsServer, running
@@ -55,6 +58,12 @@ from tests.fakes.opennvr_sim import OpenNVRSimulator
 
 from .test_config_flow import sent_to_browser
 from .test_entities import wait_for, websocket_connected
+
+STRINGS = Path(__file__).parents[2] / "custom_components/opennvr_workflows/strings.json"
+
+
+def strings() -> dict[str, Any]:
+    return json.loads(STRINGS.read_text())
 
 
 async def _open(hass: HomeAssistant, entry: MockConfigEntry, page: str) -> dict[str, Any]:
@@ -83,13 +92,18 @@ async def test_camera_roles(
     result = await hass.config_entries.options.async_configure(
         result["flow_id"], {"Front Door (1)": "Door, porch", "Driveway (2)": "Door"}
     )
-    assert result["errors"] == {"Driveway (2)": "role_duplicate"}
-    assert result["description_placeholders"]["role"] == "door"
+    # Both cameras that claim the role are marked; the third is not.
+    assert result["errors"] == {
+        "Front Door (1)": "role_duplicate",
+        "Driveway (2)": "role_duplicate",
+    }
 
-    result = await hass.config_entries.options.async_configure(
-        result["flow_id"], {"Front Door (1)": "door", "Driveway (2)": "drive way"}
-    )
-    assert result["errors"] == {"Driveway (2)": "role_invalid"}
+    typed = {"Front Door (1)": "door", "Driveway (2)": "drive way", "Back Garden (3)": "lawn!"}
+    result = await hass.config_entries.options.async_configure(result["flow_id"], typed)
+    # Each error under its own camera, none under the camera that is fine.
+    assert result["errors"] == {"Driveway (2)": "role_invalid", "Back Garden (3)": "role_invalid"}
+    # What was typed stays on the form, mistakes included.
+    assert suggested_values(result) == typed
 
     result = await hass.config_entries.options.async_configure(
         result["flow_id"],
@@ -98,6 +112,35 @@ async def test_camera_roles(
     await _saved(hass, result, setup_entry)
     assert setup_entry.options[CONF_CAMERA_ROLES] == {"door": "1", "porch": "1", "gate": "2"}
     assert setup_entry.options[CONF_TRANSPORT] == "websocket"  # other options kept
+
+
+def suggested_values(result: dict[str, Any]) -> dict[str, Any]:
+    """What a form shows pre-filled in each field."""
+    return {
+        str(key): key.description.get("suggested_value")
+        for key in result["data_schema"].schema
+        if key.description
+    }
+
+
+async def test_camera_roles_a_field_cleared_on_error_stays_clear(
+    hass: HomeAssistant, sim: OpenNVRSimulator, setup_entry: MockConfigEntry
+) -> None:
+    hass.config_entries.async_update_entry(
+        setup_entry, options={**setup_entry.options, CONF_CAMERA_ROLES: {"garden": "3"}}
+    )
+    result = await _open(hass, setup_entry, "camera_roles")
+    assert suggested_values(result)["Back Garden (3)"] == "garden"
+    # The garden camera's field is emptied (a blank field is not sent) while another errs.
+    result = await hass.config_entries.options.async_configure(
+        result["flow_id"], {"Front Door (1)": "Door!"}
+    )
+    assert result["errors"] == {"Front Door (1)": "role_invalid"}
+    assert suggested_values(result) == {
+        "Front Door (1)": "Door!",
+        "Driveway (2)": "",
+        "Back Garden (3)": "",
+    }
 
 
 async def test_approvers(
@@ -127,11 +170,7 @@ async def test_approvers(
         "line 2: there is no Home Assistant user named 'Nobody Here'"
     )
     # What was typed stays on the form.
-    suggested = {
-        str(key): key.description.get("suggested_value")
-        for key in result["data_schema"].schema
-        if key.description
-    }
+    suggested = suggested_values(result)
     assert suggested["roles"] == typed["roles"]
     assert suggested["users"] == [hass_admin_user.id]
     result = await hass.config_entries.options.async_configure(
@@ -222,16 +261,62 @@ async def test_destinations(
     assert setup_entry.options[CONF_MODEL_ALLOW_LIST] == ["llava:7b", "qwen2.5vl:7b", "gemma3:4b"]
 
 
+RULE = "use lower-case letters, digits, - and _, starting with a letter, no spaces"
+
+
 @pytest.mark.parametrize(
     ("text", "problem"),
     [
-        ("family Ann", "line 1: write it as 'name: item, item'"),
+        ("family Ann", "line 1: write it as 'name: item, item' (the colon is missing)"),
         ("a: x\na: y", "line 2: the list 'a' is already defined"),
-        ("Bad Name: x", "line 1: write it as 'name: item, item'"),
+        (
+            "x: 1\nfamily cars: a, b",
+            f"line 2: 'family cars' is not a list name (it has a space): {RULE}",
+        ),
+        ("Bad Name: x", f"line 1: 'Bad Name' is not a list name (it has a space): {RULE}"),
+        ("cars.2: x", f"line 1: 'cars.2' is not a list name (it has '.'): {RULE}"),
+        (
+            "2cars: x",
+            f"line 1: '2cars' is not a list name (it does not start with a letter): {RULE}",
+        ),
+        (": x", f"line 1: '' is not a list name (it is empty): {RULE}"),
+        (
+            f"{'a' * 33}: x",
+            f"line 1: '{'a' * 33}' is not a list name (it is longer than 32 characters): {RULE}",
+        ),
+        ("Family_Cars: a", None),
     ],
 )
-def test_site_list_problems_are_located(text: str, problem: str) -> None:
-    assert parse_site_lists(text) == ({}, problem)
+def test_site_list_problems_are_located_and_say_what_is_wrong(
+    text: str, problem: str | None
+) -> None:
+    lists, found = parse_site_lists(text)
+    assert found == problem
+    assert bool(lists) is (problem is None)
+
+
+async def test_a_list_name_with_a_space_is_refused_with_the_reason(
+    hass: HomeAssistant, sim: OpenNVRSimulator, setup_entry: MockConfigEntry
+) -> None:
+    result = await _open(hass, setup_entry, "site_rules")
+    typed = {"facts": "", "lists": "family cars: a, b"}
+    result = await hass.config_entries.options.async_configure(result["flow_id"], typed)
+    assert result["errors"] == {"lists": "lists_invalid"}
+    assert result["description_placeholders"]["problem"] == (
+        f"line 1: 'family cars' is not a list name (it has a space): {RULE}"
+    )
+    assert suggested_values(result)["lists"] == "family cars: a, b"
+
+
+def test_approver_role_names_say_what_is_wrong() -> None:
+    assert parse_approver_roles("night guard: Ann", {"u1": "Ann"}) == (
+        {},
+        f"line 1: 'night guard' is not a role name (it has a space): {RULE}",
+    )
+    assert parse_approver_roles("night-guard: Ann", {"u1": "Ann"}) == (
+        {"night-guard": ["u1"]},
+        None,
+    )
 
 
 async def test_tool_policy_and_limits(
@@ -243,6 +328,14 @@ async def test_tool_policy_and_limits(
     assert defaults["recent_events"] == "auto"
     # Only tools this integration can run are offered (faces need a skill it lacks).
     assert "recognize_faces" not in defaults
+    assert set(defaults) == set(IMPLEMENTED_TOOLS)
+    # Each tool has a name and a line of help of its own, not its key.
+    page = strings()["options"]["step"]["tool_policy"]
+    for tool in defaults:
+        assert page["data"][tool]
+        assert page["data"][tool] != tool
+        assert page["data_description"][tool]
+    assert len(set(page["data"].values())) == len(page["data"])
     result = await hass.config_entries.options.async_configure(
         result["flow_id"], {**defaults, "search_history": "unavailable"}
     )
@@ -464,6 +557,6 @@ def test_role_and_list_names_match_as_a_whole(name: str) -> None:
     assert ROLE_PATTERN.fullmatch("door")
     assert ROLE_PATTERN.fullmatch(name) is None
     assert LIST_NAME_PATTERN.fullmatch(name) is None
-    assert (
-        parse_site_lists(f"{name.strip()}x\u200b: a")[1] == "line 1: write it as 'name: item, item'"
-    )
+    problem = parse_site_lists(f"{name.strip()}x\u200b: a")[1]
+    assert problem is not None
+    assert problem.startswith("line 1: ")
