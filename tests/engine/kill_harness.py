@@ -126,7 +126,9 @@ def kill_rounds(
     began = time.monotonic()
     total = 0
     while out.kills < kills:
-        total += per_round
+        # Each process gets ``per_round`` alerts past those acknowledged so far: the
+        # backlog stays bounded however many kills land before the stream starts.
+        total = max(total, _count_lines(folder / ACKED_LOG) + per_round)
         proc = _child(db, folder, total, batch, pause_s)
         try:
             stdout, stderr = proc.communicate(timeout=rng.uniform(0.0, max_delay_s))
@@ -145,7 +147,12 @@ def kill_rounds(
     for _ in range(5):
         out.final_rounds += 1
         proc = _child(db, folder, total, batch, pause_s)
-        stdout, stderr = proc.communicate(timeout=final_timeout_s)
+        try:
+            stdout, stderr = proc.communicate(timeout=final_timeout_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            raise
         out.max_restored = max(out.max_restored, _progress(stdout)[1])
         if proc.returncode == 0:
             break
@@ -153,6 +160,13 @@ def kill_rounds(
         raise AssertionError(f"the engine did not finish after the kills:\n{stderr}")
     out.wall_s = time.monotonic() - began
     return out
+
+
+def _count_lines(path: Path) -> int:
+    if not path.exists():
+        return 0
+    with open(path, "rb") as lines:
+        return sum(1 for _ in lines)
 
 
 def _lines(path: Path) -> list[list[str]]:
