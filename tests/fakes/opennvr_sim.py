@@ -141,7 +141,11 @@ class SimConfig:
     alert_rate: float = 0.0
     alert_kinds: tuple[str, ...] = ALERT_KINDS
     heartbeat_s: float = 25.0
-    rtsps_exposed: bool = True
+    #: Whether ``/streams/{id}/info`` advertises RTSPS URLs (at ``rtsps_port``). Off by
+    #: default: the simulator serves no stream, and advertising one that does not exist
+    #: gives a dead player; tests that want a stream start ``tests/fakes/rtsp_server.py``.
+    rtsps_exposed: bool = False
+    rtsps_port: int = 8322
     #: Installed apps and the actions (buttons) each declares, served by ``/entities``.
     apps: dict[str, tuple[str, ...]] = field(
         default_factory=lambda: {"gate_controller": ("open", "close")}
@@ -188,6 +192,8 @@ class OpenNVRSimulator:
         self._frames: deque[dict[str, Any]] = deque(maxlen=REPLAY_WINDOW)
         #: Where each events socket asked to resume: its ``since`` and ``epoch`` (or None).
         self.ws_resumes: list[tuple[str | None, str | None]] = []
+        #: Every stream token handed out, with its stream's name (a stream server checks them).
+        self.stream_tokens: dict[str, str] = {}
         self._tickets: set[str] = set()
         self._media: dict[str, bytes] = {}
         self._sockets: set[web.WebSocketResponse] = set()
@@ -482,11 +488,12 @@ class OpenNVRSimulator:
             return cam
         name = f"cam{cam.id}"
         token = secrets.token_urlsafe(12)
+        self.stream_tokens[token] = name
         host = request.url.host
         urls = {
             "webrtc": f"https://localhost/webrtc/{name}/whep?token={token}",
             "hls": f"https://{host}/hls/{name}/index.m3u8?token={token}",
-            "rtsps": f"rtsps://{host}:8322/{name}?token={token}"
+            "rtsps": f"rtsps://{host}:{self.config.rtsps_port}/{name}?token={token}"
             if self.config.rtsps_exposed
             else None,
             "rtsp": None,

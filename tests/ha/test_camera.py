@@ -1,11 +1,12 @@
-"""Camera entities: devices, images from the simulator, stream source, availability."""
+"""Camera entities: devices, images from the simulator, availability. The live stream is
+in test_camera_stream.py."""
 
 from __future__ import annotations
 
 from io import BytesIO
 
 import pytest
-from homeassistant.components.camera import async_get_image, async_get_stream_source
+from homeassistant.components.camera import async_get_image
 from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import HomeAssistantError
 from homeassistant.helpers import device_registry as dr
@@ -61,21 +62,6 @@ async def test_image_comes_from_the_simulator(
     picture = Image.open(BytesIO(image.content))
     assert picture.size == sim.config.snapshot_size
     assert ("GET", "/api/v1/cameras/1/snapshot") in sim.requests
-
-
-async def test_stream_source_is_rtsps_when_exposed(
-    hass: HomeAssistant, sim: OpenNVRSimulator, setup_entry: MockConfigEntry
-) -> None:
-    source = await async_get_stream_source(hass, _camera_entity(hass, sim, 2))
-    assert source is not None
-    assert source.startswith("rtsps://127.0.0.1:8322/cam2?token=")
-
-
-async def test_no_stream_source_when_rtsps_not_exposed(
-    hass: HomeAssistant, sim: OpenNVRSimulator, setup_entry: MockConfigEntry
-) -> None:
-    sim.config.rtsps_exposed = False
-    assert await async_get_stream_source(hass, _camera_entity(hass, sim, 2)) is None
 
 
 async def test_offline_camera_is_unavailable_and_has_no_image(
