@@ -112,8 +112,8 @@ class WorkflowStateSelect(WorkflowEntity, SelectEntity):
         if workflow is None or self.status is None:
             raise HomeAssistantError(
                 translation_domain=DOMAIN,
-                translation_key="workflow_not_loaded",
-                translation_placeholders={"workflow_id": self.workflow_id},
+                translation_key="workflow_unavailable",
+                translation_placeholders={"workflow": self.workflow_id},
             )
         if not await may_set_state(self.hass, self._context, workflow, option):
             raise ServiceValidationError(
@@ -126,6 +126,6 @@ class WorkflowStateSelect(WorkflowEntity, SelectEntity):
         except UnknownWorkflowError as err:
             raise HomeAssistantError(
                 translation_domain=DOMAIN,
-                translation_key="workflow_not_loaded",
-                translation_placeholders={"workflow_id": self.workflow_id},
+                translation_key="workflow_unavailable",
+                translation_placeholders={"workflow": self.workflow_id},
             ) from err
