@@ -20,6 +20,9 @@ from pyopennvr import OpenNVRError
 
 from .const import CONF_VERIFY_SSL, DOMAIN, LOGGER
 from .devices import async_register_site_device, async_remove_stale_cameras
+
+# Home Assistant calls it on the integration's module when a user deletes a device.
+from .devices import async_remove_config_entry_device as async_remove_config_entry_device
 from .host.services import async_setup_services
 from .host.setup import async_setup_workflows
 from .nvr.bridge import async_bridge_hub

@@ -1,4 +1,5 @@
-"""Device registry housekeeping: the site device, and removing cameras OpenNVR dropped."""
+"""Device registry housekeeping: the site device, removing cameras OpenNVR dropped, and
+which devices a user may delete."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from homeassistant.helpers import device_registry as dr
 
 from .const import DOMAIN, LOGGER
 from .entity import camera_device_id, site_device_info
+from .host.ids import workflow_device_identifier
 from .runtime import OpenNVRConfigEntry
 
 
@@ -36,3 +38,18 @@ def async_remove_stale_cameras(hass: HomeAssistant, entry: OpenNVRConfigEntry) -
             continue
         LOGGER.info("Camera %s was removed from OpenNVR; removing its device", device.name)
         registry.async_update_device(device.id, remove_config_entry_id=entry.entry_id)
+
+
+async def async_remove_config_entry_device(
+    hass: HomeAssistant, entry: OpenNVRConfigEntry, device: dr.DeviceEntry
+) -> bool:
+    """Whether a user may delete ``device`` (Home Assistant asks before it does): yes for a
+    device neither OpenNVR nor the workflow folder has any more (one the housekeeping above
+    did not catch, say from a camera removed while Home Assistant was off); no for the site,
+    a current camera or a current workflow, which would come back at once."""
+    runtime = entry.runtime_data
+    site_id = runtime.info.site_id
+    current = {(DOMAIN, site_id)} | {camera_device_id(site_id, cid) for cid in runtime.cameras.data}
+    if (host := runtime.workflows) is not None:
+        current |= {workflow_device_identifier(site_id, wid) for wid in host.files}
+    return not device.identifiers & current

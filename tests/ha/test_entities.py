@@ -12,7 +12,9 @@ from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import HomeAssistantError
 from homeassistant.helpers import device_registry as dr
 from homeassistant.helpers import entity_registry as er
+from homeassistant.setup import async_setup_component
 from pytest_homeassistant_custom_component.common import MockConfigEntry
+from pytest_homeassistant_custom_component.typing import WebSocketGenerator
 
 from custom_components.opennvr_workflows.const import DOMAIN
 from tests.fakes.opennvr_sim import OpenNVRSimulator, SimCamera
@@ -209,3 +211,57 @@ async def test_removed_camera_loses_its_device(
     )
     assert site is not None
     assert site.sw_version == sim.config.version
+
+
+async def _remove_device(
+    hass: HomeAssistant, hass_ws_client: WebSocketGenerator, device_id: str, entry_id: str
+) -> bool:
+    """What the device page's "Delete" does: ask the integration, then remove."""
+    client = await hass_ws_client(hass)
+    await client.send_json_auto_id(
+        {
+            "type": "config/device_registry/remove_config_entry",
+            "config_entry_id": entry_id,
+            "device_id": device_id,
+        }
+    )
+    return bool((await client.receive_json())["success"])
+
+
+async def test_a_user_may_delete_only_devices_that_are_gone(
+    hass: HomeAssistant,
+    sim: OpenNVRSimulator,
+    setup_entry: MockConfigEntry,
+    device_registry: dr.DeviceRegistry,
+    hass_ws_client: WebSocketGenerator,
+) -> None:
+    assert await async_setup_component(hass, "config", {})
+    site_id = sim.config.site_id
+    entry_id = setup_entry.entry_id
+
+    def device(identifier: str) -> dr.DeviceEntry:
+        found = device_registry.async_get_device_by_identifier((DOMAIN, identifier), entry_id)
+        assert found is not None, identifier
+        return found
+
+    # A camera removed from OpenNVR while Home Assistant was off, and a workflow whose file
+    # went away the same way: their devices are left over, and may be deleted.
+    stale = [
+        device_registry.async_get_or_create(
+            config_entry_id=entry_id, identifiers={(DOMAIN, f"{site_id}_{ident}")}, name=ident
+        )
+        for ident in ("camera_42", "workflow_old_flow")
+    ]
+    for leftover in stale:
+        assert await _remove_device(hass, hass_ws_client, leftover.id, entry_id)
+        assert device_registry.async_get(leftover.id) is None
+
+    # The site, a camera OpenNVR still has and a loaded workflow would come back: refused.
+    workflow_id = sorted(setup_entry.runtime_data.workflows.files)[0]
+    for current in (
+        device(site_id),
+        device(f"{site_id}_camera_1"),
+        device(f"{site_id}_workflow_{workflow_id}"),
+    ):
+        assert not await _remove_device(hass, hass_ws_client, current.id, entry_id)
+        assert device_registry.async_get(current.id) is not None
