@@ -105,6 +105,9 @@ class ActionSteps:
             return
         once = at_most_once(action)
         if rec is not None and rec.status == "intent" and once:
+            # Tell people first, then record: a crash in between raises the alert again
+            # (the effects answer a repeat by its key) rather than never.
+            await self.e.alert_unknown(run, path, kind)
             self._recorder.record(
                 run,
                 path,
@@ -115,7 +118,6 @@ class ActionSteps:
             )
             run.unknown_steps += 1
             self.e.stats.unknown_steps += 1
-            await self.e.alert_unknown(run, path, kind)
             return
         self._recorder.record(run, path, kind, "intent" if once else "running", inputs=summary)
         # An intent must survive a power cut before the world is touched: lost, a
