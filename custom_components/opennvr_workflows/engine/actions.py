@@ -17,28 +17,29 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..workflow import model
 from ..workflow.vocabulary import action_moves_things
+from .due import DueRows
 from .ports import (
     SEVERITIES,
     ActionRequest,
     AlertRequest,
+    Effects,
     JsonMap,
     ProviderUnavailable,
     RunContext,
     Severity,
+    SiteClock,
 )
 from .recorder import StepRecorder, run_context
-from .records import SETTLED, ActiveRun, StepRecord
+from .records import SETTLED, ActiveRun, EngineStats, StepRecord
 from .render import render, render_json
 from .steps import WORLD, Lineage, ProviderLost, Refused, Waiting
-from .taint import placeholders
-from .trust import ai_severity_limit, lower_severity
-
-if TYPE_CHECKING:
-    from .engine import Engine
+from .store import StoreSlot
+from .taint import AiRuns, placeholders
+from .trust import Marks, ai_severity_limit, lower_severity
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -73,9 +74,25 @@ def action_kind(action: model.Action) -> str:
 class ActionSteps:
     """Runs action steps (and ``wait``, which is an action that only waits)."""
 
-    def __init__(self, engine: Engine, recorder: StepRecorder) -> None:
-        self.e = engine
+    def __init__(
+        self,
+        recorder: StepRecorder,
+        db: StoreSlot,
+        clock: SiteClock,
+        effects: Effects,
+        due: DueRows,
+        marks: Marks,
+        ai_runs: AiRuns,
+        stats: EngineStats,
+    ) -> None:
         self._recorder = recorder
+        self._db = db
+        self._clock = clock
+        self._effects = effects
+        self._due = due
+        self._marks = marks
+        self._ai_runs = ai_runs
+        self._stats = stats
 
     async def run(
         self,
@@ -99,7 +116,7 @@ class ActionSteps:
         if run.ai_derived and moves_things(action) and lineage.person is None:
             self._refuse(run, path, kind, summary)
         if derived and not run.test:
-            self.e.ai_runs.add(run.correlation_id)
+            self._ai_runs.add(run.correlation_id)
         if run.test:
             self._recorder.record(run, path, kind, "would_have", outcome="done", inputs=summary)
             return
@@ -107,7 +124,7 @@ class ActionSteps:
         if rec is not None and rec.status == "intent" and once:
             # Tell people first, then record: a crash in between raises the alert again
             # (the effects answer a repeat by its key) rather than never.
-            await self.e.alert_unknown(run, path, kind)
+            await alert_unknown(self._effects, run, path, kind)
             self._recorder.record(
                 run,
                 path,
@@ -117,12 +134,12 @@ class ActionSteps:
                 result={"error": "interrupted between intent and result"},
             )
             run.unknown_steps += 1
-            self.e.stats.unknown_steps += 1
+            self._stats.unknown_steps += 1
             return
         self._recorder.record(run, path, kind, "intent" if once else "running", inputs=summary)
         # An intent must survive a power cut before the world is touched: lost, a
         # restart would not know the action may have happened, and would do it again.
-        await self.e.store.flush(durable=once)
+        await self._db.store.flush(durable=once)
         ctx = run_context(
             run, path, ai_derived=derived, needs_person=run.ai_derived and lineage.person is None
         )
@@ -241,7 +258,7 @@ class ActionSteps:
     async def _perform(
         self, ctx: RunContext, action: model.Action, request: AlertRequest | ActionRequest
     ) -> JsonMap | None:
-        fx = self.e.effects
+        fx = self._effects
         if isinstance(request, AlertRequest):
             return await fx.alert(ctx, request)
         match action:
@@ -275,7 +292,7 @@ class ActionSteps:
         the step has earned trust. Critical (it phones people) needs a plain rule or a
         person: on a path nothing chose, in a workflow without conditions, at most high."""
         if lineage.ai is not None:
-            return ai_severity_limit(self.e.accuracy_of(lineage.ai_key))
+            return ai_severity_limit(self._marks.accuracy_of(lineage.ai_key))
         if lineage.decider == WORLD and not run.workflow.conditions:
             return "high", "critical_ungated"
         return "critical", None
@@ -283,20 +300,39 @@ class ActionSteps:
     async def _wait(
         self, run: ActiveRun, action: model.WaitAction, path: str, rec: StepRecord | None
     ) -> None:
-        now = self.e.now_ts()
+        now = self._clock.now_ts()
         if rec is not None and rec.status == "waiting" and rec.result is not None:
             due_at = float(rec.result["due_at"])
             if now >= due_at:
                 self._recorder.record(run, path, "wait", "done", outcome="done")
-                self.e.drop_due(f"wait:{run.run_id}:{path}")
+                self._due.drop(f"wait:{run.run_id}:{path}")
                 return
             raise Waiting
         due_at = now + action.seconds
         self._recorder.record(run, path, "wait", "waiting", result={"due_at": due_at})
-        self.e.add_due(
+        self._due.add(
             f"wait:{run.run_id}:{path}", "wait", run.workflow_id, run.run_id, due_at, {"path": path}
         )
         raise Waiting
+
+
+async def alert_unknown(effects: Effects, run: ActiveRun, path: str, kind: str) -> None:
+    """Tell people an action may or may not have happened (never retried); a failure
+    to tell them is logged, and the run goes on."""
+    request = AlertRequest(
+        severity="high",
+        requested="high",
+        title=f"{run.workflow.name}: unknown result of {kind}",
+        message=(
+            f"The run was interrupted while step {path} ({kind}) was acting. It was not "
+            "repeated; check whether it happened."
+        ),
+        camera_id=run.event.camera_id,
+    )
+    try:
+        await effects.alert(run_context(run, path), request)
+    except Exception:
+        _LOGGER.exception("could not raise the unknown-result alert for %s", run.run_id)
 
 
 def ai_derived(

@@ -21,23 +21,21 @@ import json
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from ..workflow import model
-from .catalog import RUNNABLE, Catalog, Entry
+from .catalog import RUNNABLE, Catalog
 from .counters import Counters
+from .driver import RunDriver
 from .due import DueRows
 from .errors import UnknownWorkflowError
 from .events import NvrEvent
 from .index import Candidate, residual_match
-from .ports import AiBudget
-from .records import ActiveRun, EngineUpdate
+from .ports import AiBudget, SiteClock
+from .records import ActiveRun, EngineStats, EngineUpdate, Entry, Updates
 from .starting import Started
-from .updates import Updates
-
-if TYPE_CHECKING:
-    from .driver import RunDriver
-    from .engine import Engine
+from .store import StoreSlot
+from .taint import AiRuns
 
 RUN_SQL: Final = (
     "INSERT INTO workflow_runs (id, workflow_id, version, correlation_id, chain, depth, trigger, "
@@ -121,14 +119,20 @@ class Admission:
 
     def __init__(
         self,
-        engine: Engine,
+        db: StoreSlot,
+        clock: SiteClock,
+        stats: EngineStats,
+        ai_runs: AiRuns,
         catalog: Catalog,
         due: DueRows,
         driver: RunDriver,
         counters: Counters,
         updates: Updates,
     ) -> None:
-        self.e = engine
+        self._db = db
+        self._clock = clock
+        self._stats = stats
+        self._ai_runs = ai_runs
         self._catalog = catalog
         self._due = due
         self._driver = driver
@@ -142,7 +146,7 @@ class Admission:
 
     def offer(self, found: Sequence[Candidate], event: NvrEvent) -> tuple[str, ...]:
         """The event matched ``found``; returns the runs it started or joined."""
-        self.e.stats.matched += 1
+        self._stats.matched += 1
         out: list[str] = []
         for candidate in found:
             run_id = self._consider(candidate.workflow_id, event)
@@ -182,7 +186,7 @@ class Admission:
             return Started((), "no_match")
         key = limit_key(entry.workflow.limits.one_at_a_time, event)
         verdict = self._catalog.limiter(workflow_id, entry.workflow).check(
-            key, len(event.chain) + 1, self.e.now_ts()
+            key, len(event.chain) + 1, self._clock.now_ts()
         )
         run_id = self.admit(entry, event)
         if run_id is None:
@@ -194,7 +198,7 @@ class Admission:
         outside its limits (no cooldown, no slot, no hourly count), its AI steps paid
         from ``budget``."""
         key = TRIAL_KEY + limit_key(entry.workflow.limits.one_at_a_time, event)
-        return self._start_run(entry, event, key, self.e.now_ts(), trial=budget)
+        return self._start_run(entry, event, key, self._clock.now_ts(), trial=budget)
 
     def admit(self, entry: Entry, event: NvrEvent) -> str | None:
         """Apply the workflow's limits: start, join, or drop (counted)."""
@@ -205,7 +209,7 @@ class Admission:
         workflow = entry.workflow
         limiter = self._catalog.limiter(entry.workflow_id, workflow)
         key = limit_key(workflow.limits.one_at_a_time, event)
-        now = self.e.now_ts()
+        now = self._clock.now_ts()
         verdict = limiter.check(key, len(event.chain) + 1, now)
         if verdict.action == "start":
             return self._start_run(entry, event, key, now).run_id
@@ -213,7 +217,7 @@ class Admission:
             run = self._runs.get(verdict.run_id)
             if run is not None:
                 run.seen_again += 1
-                self.e.stats.joined += 1
+                self._stats.joined += 1
                 self._counters.seen_dirty.add(run.run_id)
                 self._counters.count(entry.workflow_id, "seen_again")
                 self._updates.emit(
@@ -225,7 +229,7 @@ class Admission:
             limiter.ended(key, verdict.run_id)
             return self.admit(entry, event)
         reason = verdict.reason or "limit"
-        stats = self.e.stats
+        stats = self._stats
         stats.dropped[reason] = stats.dropped.get(reason, 0) + 1
         self._counters.count(entry.workflow_id, f"dropped:{reason}")
         return None
@@ -240,11 +244,11 @@ class Admission:
     ) -> ActiveRun:
         run_id = uuid.uuid4().hex
         correlation_id = f"{entry.workflow_id}/{run_id}"
-        if not event.ai_derived and self.e.ai_runs.event_is_derived(event):
+        if not event.ai_derived and self._ai_runs.event_is_derived(event):
             # Stored with the run's trigger, so a resume after a restart knows it too.
             event = replace(event, ai_derived=True)
         if event.ai_derived:
-            self.e.ai_runs.add(correlation_id)
+            self._ai_runs.add(correlation_id)
         run = ActiveRun(
             run_id=run_id,
             workflow_id=entry.workflow_id,
@@ -277,11 +281,11 @@ class Admission:
             now,
         )
         if self.receipts is None:
-            self.e.store.execute_nowait(RUN_SQL, row)
+            self._db.store.execute_nowait(RUN_SQL, row)
         else:
-            self.receipts.append((run_id, self.e.store.execute(RUN_SQL, row)))
+            self.receipts.append((run_id, self._db.store.execute(RUN_SQL, row)))
         if trial is None:
-            self.e.stats.started += 1
+            self._stats.started += 1
             self._counters.count(entry.workflow_id, "started")
         else:
             self._counters.count(entry.workflow_id, "tried")

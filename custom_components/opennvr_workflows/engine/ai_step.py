@@ -10,19 +10,26 @@ where it stopped. In Test the question is not asked: the AI gets "no answer".
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from ..workflow import model
+from .approvals import Approvals
 from .asking import Asking
+from .catalog import Catalog
 from .limits import Budget
-from .ports import AiBudget, AiContext, AiResult, AiSuspended, ProviderUnavailable
+from .ports import (
+    AiBudget,
+    AiContext,
+    AiPort,
+    AiResult,
+    AiSuspended,
+    ProviderUnavailable,
+    SiteClock,
+)
 from .recorder import StepRecorder, run_context
 from .records import SETTLED, ActiveRun
 from .steps import Decider, ProviderLost, Waiting
 from .versions import step_hash
-
-if TYPE_CHECKING:
-    from .engine import Engine
 
 #: Default time a person has to answer an ask tool an AI step raised.
 AI_ASK_TIMEOUT_S: Final = 300.0
@@ -31,10 +38,21 @@ AI_ASK_TIMEOUT_S: Final = 300.0
 class AiSteps:
     """Runs AI steps."""
 
-    def __init__(self, engine: Engine, recorder: StepRecorder, asking: Asking) -> None:
-        self.e = engine
+    def __init__(
+        self,
+        recorder: StepRecorder,
+        asking: Asking,
+        ai: AiPort,
+        approvals: Approvals,
+        catalog: Catalog,
+        clock: SiteClock,
+    ) -> None:
         self._recorder = recorder
         self._asking = asking
+        self._ai = ai
+        self._approvals = approvals
+        self._catalog = catalog
+        self._clock = clock
 
     async def run(
         self, run: ActiveRun, step: model.AIStep, path: str, values: dict[str, Any]
@@ -49,7 +67,7 @@ class AiSteps:
         budget: AiBudget = (
             run.ai_budget
             if run.ai_budget is not None
-            else Budget(self.e.limiter(run.workflow_id, run.workflow), self.e.now_ts)
+            else Budget(self._catalog.limiter(run.workflow_id, run.workflow), self._clock.now_ts)
         )
         actx = AiContext(run=run_context(run, path), inputs=dict(values), budget=budget)
         asks = 0
@@ -57,7 +75,7 @@ class AiSteps:
         try:
             if rec is not None and rec.status == "waiting" and rec.state is not None:
                 asks = int(rec.state.get("asks", 1))
-                approval = self.e.approvals.get(str(rec.state.get("approval_id")))
+                approval = self._approvals.records.get(str(rec.state.get("approval_id")))
                 if approval is None:
                     raise ProviderLost(path, "the AI step's approval is missing")
                 if approval.status == "pending":
@@ -65,7 +83,7 @@ class AiSteps:
                         await self._asking.deliver(run, path, approval)
                     raise Waiting
                 answer = approval.reply if approval.status == "answered" else None
-                out = await self.e.ai.resume(step, rec.state["ai"], ai_answer(answer), actx)
+                out = await self._ai.resume(step, rec.state["ai"], ai_answer(answer), actx)
             elif budget.remaining() <= 0:
                 out = AiResult(
                     outcome="unsure",
@@ -74,7 +92,7 @@ class AiSteps:
                 )
             else:
                 self._recorder.record(run, path, "ai", "running", inputs={"key": key})
-                out = await self.e.ai.run(step, actx)
+                out = await self._ai.run(step, actx)
             while isinstance(out, AiSuspended):
                 asks += 1
                 out = await self._suspended(run, step, path, key, out, asks, actx)
@@ -122,7 +140,7 @@ class AiSteps:
             run, approval_id, path, roles, message, replies, None, AI_ASK_TIMEOUT_S, status
         )
         if run.test:
-            return await self.e.ai.resume(step, out.state, ai_answer(None), actx)
+            return await self._ai.resume(step, out.state, ai_answer(None), actx)
         state = {"ai": dict(out.state), "approval_id": approval_id, "asks": asks, "key": key}
         self._recorder.record(run, path, "ai", "waiting", state=state, inputs={"key": key})
         await self._asking.deliver(run, path, approval)

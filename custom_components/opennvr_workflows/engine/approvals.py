@@ -3,23 +3,22 @@
 An approval is stored (with its timeout as a due row) before the question is
 delivered, so an answer that arrives after a restart still finds it. Closing
 one, for whatever reason, tells the host so it can withdraw the question from
-wherever it showed it.
+wherever it showed it. An answer or a timeout hands back the run it resumes,
+and the caller starts it: the :class:`~.driver.RunDriver` uses these approvals
+(a run that ends cancels its own), so they do not use it.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
 
+from .due import DueRows
 from .errors import UnknownApprovalError
-from .records import ActiveRun, ApprovalRecord, EngineUpdate
-from .updates import Updates
-
-if TYPE_CHECKING:
-    from .due import DueRows
-    from .engine import Engine
+from .ports import Effects, SiteClock, TaskSpawner
+from .records import ActiveRun, ApprovalRecord, EngineUpdate, Updates
+from .store import StoreSlot
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -29,23 +28,27 @@ class Approvals:
 
     def __init__(
         self,
-        engine: Engine,
+        db: StoreSlot,
+        clock: SiteClock,
+        effects: Effects,
+        spawn: TaskSpawner,
         updates: Updates,
         due: DueRows,
         runs: Mapping[str, ActiveRun],
-        resume: Callable[[ActiveRun], None],
     ) -> None:
-        self.e = engine
+        self._db = db
+        self._clock = clock
+        self._effects = effects
+        self._spawn = spawn
         self._updates = updates
         self._due = due
         self._runs = runs
-        self._resume = resume
         self.records: dict[str, ApprovalRecord] = {}
 
     def open(self, approval: ApprovalRecord) -> None:
         """Store a new approval (and its timeout, if it is pending)."""
         self.records[approval.approval_id] = approval
-        self.e.store.execute_nowait(
+        self._db.store.execute_nowait(
             "INSERT OR REPLACE INTO workflow_approvals (id, run_id, step_path, workflow_id, who, "
             "message, replies, default_reply, camera_id, status, created_at, expires_at) "
             "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -82,26 +85,26 @@ class Approvals:
                 )
             )
 
-    async def answer(self, approval_id: str, reply: str, user: str | None) -> None:
+    async def answer(self, approval_id: str, reply: str, user: str | None) -> ActiveRun | None:
+        """Close the approval with the reply once it is stored; returns its run to resume
+        (None when the run has ended)."""
         approval = self.records.get(approval_id)
         if approval is None or approval.status != "pending":
             raise UnknownApprovalError(f"approval {approval_id!r} is not open")
         if reply not in approval.replies:
             raise ValueError(f"reply {reply!r}: must be one of {list(approval.replies)}")
         self.close(approval, "answered", reply, user)
-        await self.e.store.flush()
-        run = self._runs.get(approval.run_id)
-        if run is not None:
-            self._resume(run)
+        await self._db.store.flush()
+        return self._runs.get(approval.run_id)
 
-    def time_out(self, approval_id: str) -> None:
-        """The approval's timeout came due: take its default and resume its run."""
+    def time_out(self, approval_id: str) -> ActiveRun | None:
+        """The approval's timeout came due: take its default; returns its run to resume
+        (None when it was no longer pending or the run has ended)."""
         approval = self.records.get(approval_id)
-        if approval is not None and approval.status == "pending":
-            self.close(approval, "timed_out", approval.default, None)
-            run = self._runs.get(approval.run_id)
-            if run is not None:
-                self._resume(run)
+        if approval is None or approval.status != "pending":
+            return None
+        self.close(approval, "timed_out", approval.default, None)
+        return self._runs.get(approval.run_id)
 
     def note(self, approval_id: str, event: str, user: str | None, detail: str = "") -> None:
         """Add a line to the approval's log (the run's trace shows it): a delivery, an
@@ -109,10 +112,10 @@ class Approvals:
         that ended) are kept too, under the run the id names."""
         approval = self.records.get(approval_id)
         run_id = approval.run_id if approval is not None else approval_id.partition(":")[0]
-        self.e.store.execute_nowait(
+        self._db.store.execute_nowait(
             "INSERT INTO workflow_approval_log (approval_id, run_id, at, event, user, detail) "
             "VALUES (?,?,?,?,?,?)",
-            (approval_id, run_id, self.e.now_ts(), event, user, detail),
+            (approval_id, run_id, self._clock.now_ts(), event, user, detail),
         )
 
     def pending(self) -> list[tuple[ApprovalRecord, int]]:
@@ -136,8 +139,8 @@ class Approvals:
         approval.status = status
         approval.reply = reply
         approval.answered_by = user
-        approval.answered_at = self.e.now_ts()
-        self.e.store.execute_nowait(
+        approval.answered_at = self._clock.now_ts()
+        self._db.store.execute_nowait(
             "UPDATE workflow_approvals SET status=?, reply=?, answered_by=?, answered_at=? "
             "WHERE id=?",
             (status, reply, user, approval.answered_at, approval.approval_id),
@@ -151,11 +154,11 @@ class Approvals:
                 {"approval_id": approval.approval_id, "status": status},
             )
         )
-        self.e.spawn_task(self._tell_closed(approval), "workflow approval closed")
+        self._spawn(self._tell_closed(approval), "workflow approval closed")
 
     async def _tell_closed(self, approval: ApprovalRecord) -> None:
         try:
-            await self.e.effects.approval_closed(
+            await self._effects.approval_closed(
                 approval.approval_id, approval.status, approval.reply, approval.answered_by
             )
         except Exception:

@@ -9,18 +9,16 @@ uses the same approvals (:meth:`Asking.open` and :meth:`Asking.deliver`).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import datetime
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from ..workflow import model
-from .ports import ApprovalRequest, ProviderUnavailable
+from .approvals import Approvals
+from .ports import ApprovalRequest, Effects, ProviderUnavailable, SiteClock
 from .recorder import StepRecorder, run_context
 from .records import SETTLED, ActiveRun, ApprovalRecord
 from .render import render
 from .steps import ProviderLost, Waiting
-
-if TYPE_CHECKING:
-    from .engine import Engine
+from .store import StoreSlot
 
 #: The outcome of a question nobody answered and that has no default.
 NO_ANSWER: Final = "no_answer"
@@ -29,9 +27,19 @@ NO_ANSWER: Final = "no_answer"
 class Asking:
     """Runs Ask a person steps; opens and delivers approvals."""
 
-    def __init__(self, engine: Engine, recorder: StepRecorder) -> None:
-        self.e = engine
+    def __init__(
+        self,
+        recorder: StepRecorder,
+        db: StoreSlot,
+        clock: SiteClock,
+        effects: Effects,
+        approvals: Approvals,
+    ) -> None:
         self._recorder = recorder
+        self._db = db
+        self._clock = clock
+        self._effects = effects
+        self._approvals = approvals
 
     async def ask(
         self, run: ActiveRun, step: model.AskPersonStep, path: str, values: dict[str, Any]
@@ -78,7 +86,7 @@ class Asking:
             await self.deliver(run, path, approval)
             raise Waiting
         approval_id = str((rec.result or {}).get("approval_id"))
-        found = self.e.approvals.get(approval_id)
+        found = self._approvals.records.get(approval_id)
         if found is None:
             raise ProviderLost(path, f"approval {approval_id} is missing")
         approval = found
@@ -112,7 +120,7 @@ class Asking:
         status: str,
     ) -> ApprovalRecord:
         """Store an approval for this step before anything is delivered."""
-        now = self.e.now_ts()
+        now = self._clock.now_ts()
         approval = ApprovalRecord(
             approval_id=approval_id,
             run_id=run.run_id,
@@ -127,28 +135,28 @@ class Asking:
             created_at=now,
             expires_at=now + timeout_s,
         )
-        self.e.open_approval(approval)
+        self._approvals.open(approval)
         return approval
 
     async def deliver(self, run: ActiveRun, path: str, approval: ApprovalRecord) -> None:
         """Make the approval durable, then hand it to the host."""
-        await self.e.store.flush()
+        await self._db.store.flush()
         request = ApprovalRequest(
             approval_id=approval.approval_id,
             who=approval.who,
             message=approval.message,
             replies=approval.replies,
-            expires_at=datetime.fromtimestamp(approval.expires_at, self.e.tz),
+            expires_at=self._clock.local(approval.expires_at),
             default=approval.default,
             camera_id=approval.camera_id,
             seen_again=run.seen_again,
         )
         try:
-            await self.e.effects.ask_person(run_context(run, path), request)
+            await self._effects.ask_person(run_context(run, path), request)
         except ProviderUnavailable as err:
             raise ProviderLost(path, str(err) or "nobody can be asked") from err
         approval.asked = True
-        self.e.store.execute_nowait(
+        self._db.store.execute_nowait(
             "UPDATE workflow_approvals SET asked=1 WHERE id=?", (approval.approval_id,)
         )
 

@@ -10,20 +10,18 @@ its state or a changed version replaces the one that failed.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Final
+from dataclasses import replace
+from typing import Any, Final
 
 from ..workflow import model
+from .due import DueRows
 from .errors import UnknownWorkflowError
 from .index import TriggerIndex
 from .limits import LimitSettings, WorkflowLimiter
-from .records import EngineUpdate, WorkflowState, WorkflowStatus
-from .updates import Updates
+from .ports import SiteClock
+from .records import EngineUpdate, Entry, Updates, WorkflowState, WorkflowStatus
+from .store import StoreSlot
 from .versions import content_hash, dumps
-
-if TYPE_CHECKING:
-    from .due import DueRows
-    from .engine import Engine
 
 #: States in which a workflow's trigger is indexed (Test runs but acts on nothing).
 RUNNABLE: Final = frozenset({"test", "on"})
@@ -34,17 +32,6 @@ WORKFLOW_SQL: Final = (
     "ON CONFLICT (id) DO UPDATE SET name=excluded.name, state=excluded.state, "
     "reason=excluded.reason, version=excluded.version, updated_at=excluded.updated_at"
 )
-
-
-@dataclass(slots=True)
-class Entry:
-    """A workflow the engine holds."""
-
-    workflow_id: str
-    workflow: model.Workflow
-    version: str
-    state: WorkflowState
-    reason: str | None = None
 
 
 def workflow_source(workflow: model.Workflow) -> str:
@@ -60,8 +47,18 @@ def workflow_version(workflow: model.Workflow) -> str:
 class Catalog:
     """Adds, re-versions and removes workflows; keeps index and limiters in step."""
 
-    def __init__(self, engine: Engine, updates: Updates, due: DueRows) -> None:
-        self.e = engine
+    def __init__(
+        self,
+        db: StoreSlot,
+        clock: SiteClock,
+        updates: Updates,
+        due: DueRows,
+        *,
+        max_chain_depth: int,
+    ) -> None:
+        self._db = db
+        self._clock = clock
+        self._max_chain_depth = max_chain_depth
         self._updates = updates
         self._due = due
         self.index = TriggerIndex()
@@ -91,7 +88,7 @@ class Catalog:
     def add(self, workflow_id: str, workflow: model.Workflow) -> str:
         if not workflow_id or "/" in workflow_id:
             raise ValueError(f"workflow id {workflow_id!r}: must be non-empty, without '/'")
-        if not self.e.started:
+        if not self._db.started:
             entry = Entry(workflow_id, workflow, workflow_version(workflow), workflow.state)
             self.entries[workflow_id] = entry
             return entry.version
@@ -100,7 +97,7 @@ class Catalog:
     def remove(self, workflow_id: str) -> None:
         self.entries.pop(workflow_id, None)
         self.index.remove(workflow_id)
-        if self.e.started:
+        if self._db.started:
             self._due.drop(f"schedule:{workflow_id}")
 
     def set_state(self, workflow_id: str, state: str) -> WorkflowStatus:
@@ -140,8 +137,8 @@ class Catalog:
         entry = Entry(workflow_id, workflow, version, state, reason)
         self.entries[workflow_id] = entry
         self._stored[workflow_id] = (version, state, reason)
-        now = self.e.now_ts()
-        store = self.e.store
+        now = self._clock.now_ts()
+        store = self._db.store
         store.execute_nowait(
             "INSERT OR IGNORE INTO workflow_versions (workflow_id, version, created_at, source) "
             "VALUES (?,?,?,?)",
@@ -165,9 +162,10 @@ class Catalog:
     def change_state(self, entry: Entry, state: WorkflowState, reason: str | None) -> None:
         entry.state, entry.reason = state, reason
         self._stored[entry.workflow_id] = (entry.version, state, reason)
-        self.e.store.execute_nowait(
+        now = self._clock.now_ts()
+        self._db.store.execute_nowait(
             WORKFLOW_SQL,
-            (entry.workflow_id, entry.workflow.name, state, reason, entry.version, self.e.now_ts()),
+            (entry.workflow_id, entry.workflow.name, state, reason, entry.version, now),
         )
         self._reindex(entry)
         self._updates.emit(
@@ -183,7 +181,7 @@ class Catalog:
             one_at_a_time=lim.one_at_a_time,
             per_hour=lim.per_hour,
             ai_per_hour=lim.ai_per_hour,
-            max_depth=self.e.max_chain_depth,
+            max_depth=self._max_chain_depth,
         )
 
     def limiter(self, workflow_id: str, workflow: model.Workflow | None = None) -> WorkflowLimiter:

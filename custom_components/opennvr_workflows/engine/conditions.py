@@ -13,25 +13,23 @@ needs attention, as when a provider is lost. It never quietly reads as false.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..workflow import model
-from .ports import ProviderUnavailable, SiteCameras
+from .ports import Effects, ProviderUnavailable, SiteCameras, SiteClock
 from .recorder import StepRecorder
 from .records import SETTLED, ActiveRun
 from .schedule import in_window
 from .steps import ProviderLost
 
-if TYPE_CHECKING:
-    from .engine import Engine
-
 
 class Conditions:
     """Evaluates and records condition lists."""
 
-    def __init__(self, engine: Engine, recorder: StepRecorder) -> None:
-        self.e = engine
+    def __init__(self, recorder: StepRecorder, effects: Effects, clock: SiteClock) -> None:
         self._recorder = recorder
+        self._effects = effects
+        self._clock = clock
 
     async def gate(
         self,
@@ -66,16 +64,16 @@ class Conditions:
     async def _condition(self, cond: model.Condition, values: Mapping[str, Any]) -> bool:
         match cond:
             case model.TimeCondition():
-                return in_window(cond, self.e.local_now())
+                return in_window(cond, self._clock.local_now())
             case model.SiteModeCondition(modes=modes):
-                return (await self.e.effects.site_mode()) in modes
+                return (await self._effects.site_mode()) in modes
             case model.CameraCondition(roles=roles):
-                require_camera_roles(self.e.effects, roles)
+                require_camera_roles(self._effects, roles)
                 return values.get("camera") in roles
             case model.ValueCondition():
                 return value_ok(cond, values.get(cond.name))
             case model.ListCondition(name=name, list_name=list_name, negate=negate):
-                entries = {str(v).casefold() for v in await self.e.effects.site_list(list_name)}
+                entries = {str(v).casefold() for v in await self._effects.site_list(list_name)}
                 value = values.get(name)
                 found = value is not None and str(value).casefold() in entries
                 return found != negate

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Final
 
+from .ports import SiteClock
 from .records import ActiveRun
-from .store import Store
+from .store import StoreSlot
 
 FLUSH_DELAY_S: Final = 1.0
 
@@ -21,21 +22,16 @@ FLUSH_DELAY_S: Final = 1.0
 class Counters:
     """Counter increments and dirty "seen again" counts not yet written."""
 
-    def __init__(
-        self,
-        store: Callable[[], Store | None],
-        now_ts: Callable[[], float],
-        runs: Mapping[str, ActiveRun],
-    ) -> None:
-        self._store = store
-        self._now_ts = now_ts
+    def __init__(self, db: StoreSlot, clock: SiteClock, runs: Mapping[str, ActiveRun]) -> None:
+        self._db = db
+        self._clock = clock
         self._runs = runs
         self._counts: dict[tuple[str, str, int], int] = {}
         self.seen_dirty: set[str] = set()
         self._flush_handle: asyncio.TimerHandle | None = None
 
     def count(self, workflow_id: str, counter: str) -> None:
-        key = (workflow_id, counter, int(self._now_ts() // 3600))
+        key = (workflow_id, counter, int(self._clock.now_ts() // 3600))
         self._counts[key] = self._counts.get(key, 0) + 1
         self._schedule_flush()
 
@@ -49,7 +45,7 @@ class Counters:
         if self._flush_handle is not None:
             self._flush_handle.cancel()
             self._flush_handle = None
-        store = self._store()
+        store = self._db.current
         if store is None:
             return
         counters, self._counts = self._counts, {}

@@ -12,20 +12,15 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
 
 from .approvals import Approvals
 from .catalog import Catalog
 from .counters import Counters
-from .ports import AlertRequest
-from .recorder import run_context
-from .records import ActiveRun, EngineUpdate, StepRecord
+from .ports import SiteClock, TaskSpawner
+from .records import ActiveRun, EngineStats, EngineUpdate, StepRecord, Updates
 from .runner import Runner
 from .steps import ProviderLost, Waiting
-from .updates import Updates
-
-if TYPE_CHECKING:
-    from .engine import Engine
+from .store import StoreSlot
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -35,34 +30,41 @@ class RunDriver:
 
     def __init__(
         self,
-        engine: Engine,
+        runner: Runner,
+        db: StoreSlot,
+        clock: SiteClock,
+        spawn: TaskSpawner,
+        stats: EngineStats,
         runs: dict[str, ActiveRun],
         updates: Updates,
         counters: Counters,
         catalog: Catalog,
         approvals: Approvals,
     ) -> None:
-        self.e = engine
+        self._runner = runner
+        self._db = db
+        self._clock = clock
+        self._spawn = spawn
+        self._stats = stats
         self.runs = runs
         self._updates = updates
         self._counters = counters
         self._catalog = catalog
         self._approvals = approvals
-        self._runner = Runner(engine)
 
     def spawn(self, run: ActiveRun) -> None:
         """Start (or, if its task is busy, re-run once more) the run's task."""
         if run.task is not None and not run.task.done():
             run.again = True
             return
-        run.task = self.e.spawn_task(self._drive(run), f"workflow {run.workflow_id} run")
+        run.task = self._spawn(self._drive(run), f"workflow {run.workflow_id} run")
 
     async def _drive(self, run: ActiveRun) -> None:
         while True:
             run.again = False
             if run.status == "waiting":
                 run.status = "running"
-                self.e.store.execute_nowait(
+                self._db.store.execute_nowait(
                     "UPDATE workflow_runs SET status='running' WHERE id=?", (run.run_id,)
                 )
             try:
@@ -72,7 +74,7 @@ class RunDriver:
                     continue
                 run.status = "waiting"
                 # The unknown count goes with it: a run may wait for days after one.
-                self.e.store.execute_nowait(
+                self._db.store.execute_nowait(
                     "UPDATE workflow_runs SET status='waiting', unknown_steps=? WHERE id=?",
                     (run.unknown_steps, run.run_id),
                 )
@@ -91,10 +93,10 @@ class RunDriver:
             return
 
     def _finish(self, run: ActiveRun, status: str, error: str | None = None) -> None:
-        now = self.e.now_ts()
+        now = self._clock.now_ts()
         run.status = status  # type: ignore[assignment]
         outcome = _last_outcome(run.steps)
-        self.e.store.execute_nowait(
+        self._db.store.execute_nowait(
             "UPDATE workflow_runs SET status=?, outcome=?, ended_at=?, error=?, seen_again=?, "
             "unknown_steps=? WHERE id=?",
             (status, outcome, now, error, run.seen_again, run.unknown_steps, run.run_id),
@@ -103,7 +105,7 @@ class RunDriver:
         self._catalog.limiter(run.workflow_id).ended(run.limit_key, run.run_id)
         self.runs.pop(run.run_id, None)
         self._approvals.end_run(run.run_id)
-        stats = self.e.stats
+        stats = self._stats
         stats.ended += 1
         if status == "failed":
             stats.failed += 1
@@ -139,22 +141,6 @@ class RunDriver:
         entry = self._catalog.entries.get(run.workflow_id)
         if entry is not None and entry.version == run.version:
             self._catalog.change_state(entry, "needs_attention", reason)
-
-    async def alert_unknown(self, run: ActiveRun, path: str, kind: str) -> None:
-        request = AlertRequest(
-            severity="high",
-            requested="high",
-            title=f"{run.workflow.name}: unknown result of {kind}",
-            message=(
-                f"The run was interrupted while step {path} ({kind}) was acting. It was not "
-                "repeated; check whether it happened."
-            ),
-            camera_id=run.event.camera_id,
-        )
-        try:
-            await self.e.effects.alert(run_context(run, path), request)
-        except Exception:
-            _LOGGER.exception("could not raise the unknown-result alert for %s", run.run_id)
 
 
 def _last_outcome(steps: Mapping[str, StepRecord]) -> str | None:

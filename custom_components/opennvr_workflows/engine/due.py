@@ -4,7 +4,8 @@ Approval timeouts, ``wait`` steps, schedules and "camera offline for N
 seconds" watches are rows of ``workflow_due`` as well as entries of an
 in-memory heap, so a restart picks every one of them up again. One task
 sleeps until the earliest row is due (or until an earlier one is added) and
-hands each row that came due to the ``fire`` callback.
+hands each row that came due to the ``fire`` callback it was started with
+(:meth:`.firing.DueFiring.fire`).
 """
 
 from __future__ import annotations
@@ -15,15 +16,14 @@ import json
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..workflow import model
 from .events import NvrEvent
+from .ports import SiteClock
+from .records import Entry
 from .schedule import next_fire
-
-if TYPE_CHECKING:
-    from .catalog import Entry
-    from .engine import Engine
+from .store import StoreSlot
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -43,9 +43,9 @@ class Due:
 class DueRows:
     """The due rows in memory, their writes, and the task that fires them."""
 
-    def __init__(self, engine: Engine, fire: Callable[[Due], None]) -> None:
-        self.e = engine
-        self._fire = fire
+    def __init__(self, db: StoreSlot, clock: SiteClock) -> None:
+        self._db = db
+        self._clock = clock
         self.rows: dict[str, Due] = {}
         self._heap: list[Due] = []
         #: camera -> ids of the offline watches a ``camera_online`` cancels.
@@ -78,7 +78,7 @@ class DueRows:
         due = Due(due_at, due_id, kind, workflow_id, run_id, payload)
         self.rows[due_id] = due
         heapq.heappush(self._heap, due)
-        self.e.store.execute_nowait(
+        self._db.store.execute_nowait(
             "INSERT OR REPLACE INTO workflow_due (id, kind, workflow_id, run_id, due_at, payload) "
             "VALUES (?,?,?,?,?,?)",
             (due_id, kind, workflow_id, run_id, due_at, json.dumps(payload, default=str)),
@@ -89,29 +89,29 @@ class DueRows:
     def drop(self, due_id: str) -> None:
         due = self.rows.pop(due_id, None)
         if due is not None:
-            self.e.store.execute_nowait("DELETE FROM workflow_due WHERE id=?", (due_id,))
+            self._db.store.execute_nowait("DELETE FROM workflow_due WHERE id=?", (due_id,))
             if due.kind == "offline":
                 ids = self.offline.get(str(due.payload.get("camera_id")))
                 if ids is not None:
                     ids.discard(due_id)
 
-    async def run(self) -> None:
-        """The scheduler task: fire what is due, sleep until the next row."""
+    async def run(self, fire: Callable[[Due], None]) -> None:
+        """The scheduler task: ``fire`` what is due, sleep until the next row."""
         while True:
             self._wake.clear()
-            now = self.e.now_ts()
+            now = self._clock.now_ts()
             while self._heap and self._heap[0].due_at <= now:
                 due = heapq.heappop(self._heap)
                 if self.rows.get(due.due_id) is due:
                     try:
-                        self._fire(due)
+                        fire(due)
                     except Exception:
                         _LOGGER.exception("due row %s failed", due.due_id)
             delay = self._heap[0].due_at - now if self._heap else None
             waiter = asyncio.ensure_future(self._wake.wait())
             waits: set[asyncio.Future[Any]] = {waiter}
             if delay is not None:
-                waits.add(asyncio.ensure_future(self.e.clock.sleep(delay)))
+                waits.add(asyncio.ensure_future(self._clock.sleep(delay)))
             try:
                 await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
             finally:
@@ -122,7 +122,7 @@ class DueRows:
 
     def ensure_schedule(self, entry: Entry) -> None:
         """Keep exactly one schedule row per scheduled workflow, for its version."""
-        if not self.e.started:
+        if not self._db.started:
             return
         due_id = f"schedule:{entry.workflow_id}"
         trigger = entry.workflow.when
@@ -132,7 +132,7 @@ class DueRows:
         current = self.rows.get(due_id)
         if current is not None and current.payload.get("version") == entry.version:
             return
-        at = next_fire(trigger, self.e.local_now())
+        at = next_fire(trigger, self._clock.local_now())
         if at is None:
             self.drop(due_id)
             return
@@ -158,7 +158,7 @@ class DueRows:
             "offline",
             entry.workflow_id,
             None,
-            self.e.now_ts() + trigger.for_s,
+            self._clock.now_ts() + trigger.for_s,
             {"camera_id": camera, "event": event.summary()},
         )
         self.offline.setdefault(camera, set()).add(due_id)

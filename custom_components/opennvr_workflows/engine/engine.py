@@ -20,10 +20,15 @@ committed: events dispatched together share one commit.
 :class:`Engine` is the one public object; the work is done by its parts, one
 module each: :mod:`.catalog` (workflows, versions, states), :mod:`.admission`
 (matched events to runs, and runs started by name: :mod:`.starting`),
-:mod:`.driver` (run tasks), :mod:`.runner` (a run's
-steps), :mod:`.approvals`, :mod:`.marks`, :mod:`.due` and :mod:`.firing`
-(timed work), :mod:`.counters`, :mod:`.retention`, :mod:`.queries` and
-:mod:`.restore` (what a start reads back).
+:mod:`.driver` (run tasks), :mod:`.runner` (a run's steps, one executor module
+per kind of step), :mod:`.approvals`, :mod:`.trust` (people's marks),
+:mod:`.due` and :mod:`.firing` (timed work), :mod:`.counters`,
+:mod:`.retention`, :mod:`.queries` and :mod:`.restore` (what a start reads back).
+
+Each part is handed only what it uses: the :class:`~.store.StoreSlot` (the store
+while the engine is started), the :class:`~.ports.SiteClock`, a port, and the
+other parts it calls. None of them holds the engine, and none imports this
+module: the parts form a graph without cycles, wired once in :meth:`Engine.__init__`.
 """
 
 from __future__ import annotations
@@ -35,20 +40,41 @@ from pathlib import Path
 from typing import Any, Final
 
 from ..workflow import model
+from .actions import ActionSteps, alert_unknown
 from .admission import Admission, workflow_of
+from .ai_step import AiSteps
 from .approvals import Approvals
+from .asking import Asking
 from .catalog import Catalog
+from .conditions import Conditions
 from .counters import Counters
 from .driver import RunDriver
 from .due import DueRows
 from .errors import UnknownWorkflowError
 from .events import NvrEvent
 from .firing import DueFiring
+from .for_each import ForEachSteps
 from .limits import Allowance, WorkflowLimiter
-from .marks import Marks
-from .ports import AiBudget, AiPort, Clock, Effects, SystemClock
+from .ports import (
+    AiBudget,
+    AiPort,
+    Clock,
+    Effects,
+    SiteClock,
+    SystemClock,
+    TaskSpawner,
+    loop_task,
+)
 from .queries import count_runs_since, latest_runs, run_detail, version_source, workflow_versions
-from .records import ActiveRun, ApprovalRecord, EngineStats, EngineUpdate, WorkflowStatus
+from .recorder import StepRecorder
+from .records import (
+    ActiveRun,
+    ApprovalRecord,
+    EngineStats,
+    EngineUpdate,
+    Updates,
+    WorkflowStatus,
+)
 from .restore import (
     Loaded,
     load,
@@ -58,17 +84,14 @@ from .restore import (
     restore_runs,
 )
 from .retention import prune_before, prune_every
+from .runner import Runner
 from .starting import Started, trigger_event
-from .store import Store
+from .store import Store, StoreSlot
 from .taint import AiRuns
-from .trust import Accuracy
-from .updates import Updates
+from .trust import Accuracy, Marks
 from .versions import loads
 
 __all__ = ["DEFAULT_RETENTION_DAYS", "Engine", "TaskSpawner", "workflow_of"]
-
-#: Starts a task for the engine: ``spawn(coro, name) -> task`` (default: the loop's).
-TaskSpawner = Callable[[Coroutine[Any, Any, None], str], "asyncio.Task[None]"]
 
 DEFAULT_RETENTION_DAYS: Final = 30
 _NONE: Final[tuple[str, ...]] = ()
@@ -92,7 +115,6 @@ class Engine:
         spawn: TaskSpawner | None = None,
     ) -> None:
         self.path = Path(store_path)
-        self._spawn = spawn
         self.effects = effects
         self.ai = ai
         self.clock: Clock = clock or SystemClock()
@@ -104,29 +126,39 @@ class Engine:
         self.stats = EngineStats()
         #: Runs whose effects carried AI output, by correlation id (see :mod:`.taint`).
         self.ai_runs = AiRuns()
-        self._store: Store | None = None
         self._tasks: list[asyncio.Task[None]] = []
-        self._started = False
-        # The parts, wired once; a part that needs a later one gets a callback.
-        self._runs: dict[str, ActiveRun] = {}
-        self._updates = Updates()
-        self._counters = Counters(lambda: self._store, self.now_ts, self._runs)
-        self._due = DueRows(self, lambda due: self._firing.fire(due))
-        self._catalog = Catalog(self, self._updates, self._due)
-        self._approvals = Approvals(
-            self, self._updates, self._due, self._runs, lambda run: self._driver.spawn(run)
+        # What the parts share: the store while started, the clock, the task spawner,
+        # the active runs and the update feed.
+        db = self._db = StoreSlot()
+        time = self._time = SiteClock(self.clock, self.tz)
+        spawn_task = self._spawn_task = spawn or loop_task
+        runs: dict[str, ActiveRun] = {}
+        self._runs = runs
+        updates = self._updates = Updates()
+        # The parts, each built after the parts it calls.
+        counters = self._counters = Counters(db, time, runs)
+        due = self._due = DueRows(db, time)
+        catalog = self._catalog = Catalog(db, time, updates, due, max_chain_depth=max_chain_depth)
+        approvals = self._approvals = Approvals(db, time, effects, spawn_task, updates, due, runs)
+        self.approvals: dict[str, ApprovalRecord] = approvals.records
+        marks = self._marks = Marks(db, time)
+        recorder = StepRecorder(db, time)
+        asking = Asking(recorder, db, time, effects, approvals)
+        runner = Runner(
+            time,
+            Conditions(recorder, effects, time),
+            ActionSteps(recorder, db, time, effects, due, marks, self.ai_runs, self.stats),
+            asking,
+            AiSteps(recorder, asking, ai, approvals, catalog, time),
+            ForEachSteps(recorder, effects),
         )
-        self.approvals: dict[str, ApprovalRecord] = self._approvals.records
-        self._marks = Marks(self)
-        self._driver = RunDriver(
-            self, self._runs, self._updates, self._counters, self._catalog, self._approvals
+        driver = self._driver = RunDriver(
+            runner, db, time, spawn_task, self.stats, runs, updates, counters, catalog, approvals
         )
-        self._admission = Admission(
-            self, self._catalog, self._due, self._driver, self._counters, self._updates
+        admission = self._admission = Admission(
+            db, time, self.stats, self.ai_runs, catalog, due, driver, counters, updates
         )
-        self._firing = DueFiring(
-            self, self._due, self._catalog, self._approvals, self._driver, self._admission
-        )
+        self._firing = DueFiring(time, due, catalog, approvals, driver, admission)
         # Direct references for :meth:`submit`, which every event goes through.
         self._index = self._catalog.index
         self._offline = self._due.offline
@@ -137,25 +169,23 @@ class Engine:
 
     @property
     def store(self) -> Store:
-        if self._store is None:
-            raise RuntimeError("the engine is not started")
-        return self._store
+        return self._db.store
 
     @property
     def started(self) -> bool:
-        return self._started
+        return self._db.started
 
     async def start(self) -> None:
         """Open the database, settle runs a crash interrupted, resume waiting
         runs and schedules. Raises a :class:`~.errors.StoreError` subclass that
         names the file when the database cannot be used."""
-        if self._started:
+        if self._db.started:
             return
-        self._store = await Store.open(self.path, lock_timeout_s=self.lock_timeout_s)
+        store = await Store.open(self.path, lock_timeout_s=self.lock_timeout_s)
         now = self.now_ts()
-        loaded: Loaded = await self._store.submit(lambda c: load(c, now))
+        loaded: Loaded = await store.submit(lambda c: load(c, now))
         self._catalog.restore(loaded.workflows)
-        self._started = True
+        self._db.current = store  # started: the parts write from here on
         self._catalog.apply_all()
         restore_limits(loaded, self._catalog)
         self._admission.delivered.restore(loaded.delivered)
@@ -163,28 +193,27 @@ class Engine:
         self._due.restore(loaded.due)
         self._catalog.ensure_schedules()
         restore_approvals(loaded, self.approvals)
-        restore_runs(loaded, self, self._catalog, self._runs)
+        restore_runs(loaded, self._catalog, self._runs, store, self._time)
         for run in self._runs.values():
             if run.ai_derived:
                 self.ai_runs.add(run.correlation_id)
-        self._tasks.append(self.spawn_task(self._due.run(), "workflow scheduler"))
+        self._tasks.append(self.spawn_task(self._due.run(self._firing.fire), "workflow scheduler"))
         if self.retention_interval_s > 0:
-            self._tasks.append(self.spawn_task(prune_every(self), "workflow retention"))
+            retention = prune_every(self.clock, lambda: self.retention_interval_s, self.prune)
+            self._tasks.append(self.spawn_task(retention, "workflow retention"))
         for run in list(self._runs.values()):
             self._driver.spawn(run)
 
     def spawn_task(self, coro: Coroutine[Any, Any, None], name: str) -> asyncio.Task[None]:
         """Start one of the engine's tasks (a run, the scheduler) the host's way: Home
         Assistant tracks them as its config entry's background tasks."""
-        if self._spawn is not None:
-            return self._spawn(coro, name)
-        return asyncio.get_running_loop().create_task(coro, name=name)
+        return self._spawn_task(coro, name)
 
     async def stop(self, grace_s: float = 5.0) -> None:
         """Stop: let runs reach a waiting point for up to ``grace_s``, then
         cancel what is left (a cancelled step is settled on the next start,
         exactly as after a crash), write the counters, close the file."""
-        if not self._started:
+        if not self._db.started:
             return
         for task in self._tasks:
             task.cancel()
@@ -197,10 +226,8 @@ class Engine:
         await asyncio.gather(*self._tasks, return_exceptions=True)
         self._tasks.clear()
         self._counters.flush()
-        self._started = False
-        store, self._store = self._store, None
-        if store is not None:
-            await store.close()
+        store, self._db.current = self._db.store, None
+        await store.close()
         self._runs.clear()
         self.approvals.clear()
         self._due.clear()
@@ -216,8 +243,8 @@ class Engine:
                 break
             await asyncio.gather(*busy, return_exceptions=True)
         self._counters.flush()
-        if self._store is not None:
-            await self._store.flush()
+        if self._db.current is not None:
+            await self._db.current.flush()
 
     # ── workflows ──────────────────────────────────────────────────────
 
@@ -264,7 +291,7 @@ class Engine:
         workflows that name that role are matched, so one that takes any camera
         is not started twice by the same event. Accepted, not yet durable, as
         :meth:`submit`; await :meth:`durable` before acknowledging it."""
-        found = self._index.match_role(event) if self._started else None
+        found = self._index.match_role(event) if self._db.current is not None else None
         if not found:
             return _NONE
         return self._admission.offer(found, event)
@@ -281,7 +308,7 @@ class Engine:
         :class:`~.errors.StoreError` when the store cannot commit or a run row it
         started could not be written (do not acknowledge the event then), and
         ``RuntimeError`` before :meth:`start`."""
-        if not self._started:
+        if not self._db.started:
             raise RuntimeError("the engine is not started")
         receipts: list[tuple[str, asyncio.Future[Any]]] = []
         self._admission.receipts = receipts
@@ -334,7 +361,8 @@ class Engine:
         if event.kind == "camera_online" and self._offline:
             self._due.camera_back(event)
             touched = True
-        found = self._index.match(event) if self._started else None
+        # ``current`` rather than ``started``: a plain attribute on the path of every event.
+        found = self._index.match(event) if self._db.current is not None else None
         if not found:
             return _NONE, touched
         return self._admission.offer(found, event), True
@@ -411,7 +439,7 @@ class Engine:
 
     async def alert_unknown(self, run: ActiveRun, path: str, kind: str) -> None:
         """Tell people an action may or may not have happened (never retried)."""
-        await self._driver.alert_unknown(run, path, kind)
+        await alert_unknown(self.effects, run, path, kind)
 
     # ── approvals ──────────────────────────────────────────────────────
 
@@ -423,7 +451,9 @@ class Engine:
         """A person answered. Raises :class:`UnknownApprovalError` for an
         unknown or closed approval and ``ValueError`` for a reply that is not
         one of its buttons. The run resumes once the answer is stored."""
-        await self._approvals.answer(approval_id, reply, user)
+        run = await self._approvals.answer(approval_id, reply, user)
+        if run is not None:
+            self._driver.spawn(run)
 
     def note_approval(
         self, approval_id: str, event: str, user: str | None, detail: str = ""
@@ -510,10 +540,10 @@ class Engine:
     # ── time and due rows ──────────────────────────────────────────────
 
     def now_ts(self) -> float:
-        return self.clock.now().timestamp()
+        return self._time.now_ts()
 
     def local_now(self) -> datetime:
-        return self.clock.now().astimezone(self.tz)
+        return self._time.local_now()
 
     def add_due(
         self,
@@ -539,7 +569,7 @@ class Engine:
         number of runs removed."""
         days = self.retention_days if older_than_days is None else older_than_days
         cutoff = self.now_ts() - days * 86400.0
-        return await prune_before(lambda: self.store, cutoff)
+        return await prune_before(self._db, cutoff)
 
 
 def _settle_barrier(barrier: asyncio.Future[None], flushed: asyncio.Future[Any]) -> None:

@@ -11,7 +11,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
 
 from ..workflow import model
 from .admission import Admission
@@ -20,25 +19,23 @@ from .catalog import RUNNABLE, Catalog
 from .driver import RunDriver
 from .due import Due, DueRows
 from .events import NvrEvent
+from .ports import Clock
 from .records import ActiveRun
-
-if TYPE_CHECKING:
-    from .engine import Engine
 
 
 class DueFiring:
-    """The ``fire`` callback of :class:`~.due.DueRows`."""
+    """The ``fire`` callback of the :class:`~.due.DueRows` scheduler task."""
 
     def __init__(
         self,
-        engine: Engine,
+        clock: Clock,
         due: DueRows,
         catalog: Catalog,
         approvals: Approvals,
         driver: RunDriver,
         admission: Admission,
     ) -> None:
-        self.e = engine
+        self._clock = clock
         self._due = due
         self._catalog = catalog
         self._approvals = approvals
@@ -49,7 +46,9 @@ class DueFiring:
     def fire(self, due: Due) -> None:
         if due.kind == "approval_timeout":
             self._due.drop(due.due_id)
-            self._approvals.time_out(str(due.payload.get("approval_id")))
+            run = self._approvals.time_out(str(due.payload.get("approval_id")))
+            if run is not None:
+                self._driver.spawn(run)
         elif due.kind == "wait":
             run = self._runs.get(due.run_id or "")
             if run is None:
@@ -65,7 +64,7 @@ class DueFiring:
                 event = NvrEvent(
                     kind="schedule",
                     source="schedule",
-                    time=self.e.clock.now(),
+                    time=self._clock.now(),
                     type=entry.workflow_id,
                     payload={"due_at": due.due_at},
                 )

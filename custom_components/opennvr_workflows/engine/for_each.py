@@ -11,17 +11,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..workflow import model
 from .conditions import require_camera_roles
-from .ports import ProviderUnavailable
+from .ports import Effects, ProviderUnavailable
 from .recorder import StepRecorder
 from .records import SETTLED, ActiveRun
 from .steps import Lineage, ProviderLost
-
-if TYPE_CHECKING:
-    from .engine import Engine
 
 #: The path walk: run ``steps`` under a path prefix with these values and lineage.
 Walk = Callable[[ActiveRun, Sequence[model.Step], str, dict[str, Any], Lineage], Awaitable[None]]
@@ -30,10 +27,9 @@ Walk = Callable[[ActiveRun, Sequence[model.Step], str, dict[str, Any], Lineage],
 class ForEachSteps:
     """Runs For each steps; each item's steps go back through the path walk."""
 
-    def __init__(self, engine: Engine, recorder: StepRecorder, walk: Walk) -> None:
-        self.e = engine
+    def __init__(self, recorder: StepRecorder, effects: Effects) -> None:
         self._recorder = recorder
-        self._walk = walk
+        self._effects = effects
 
     async def run(
         self,
@@ -42,8 +38,10 @@ class ForEachSteps:
         path: str,
         values: dict[str, Any],
         lineage: Lineage,
+        walk: Walk,
     ) -> None:
-        """Walk the step's branch once per item, collecting a line per item."""
+        """Walk the step's branch once per item (through ``walk``, the runner's path
+        walk), collecting a line per item."""
         rec = run.steps.get(path)
         if rec is not None and rec.status in SETTLED:
             if step.collect and rec.result is not None:
@@ -70,7 +68,7 @@ class ForEachSteps:
             elif isinstance(item, Mapping):
                 scope["camera"] = item.get("camera", scope.get("camera"))
                 scope["event_type"] = item.get("event_type")
-            await self._walk(run, step.steps, f"{path}.{j}", scope, lineage)
+            await walk(run, step.steps, f"{path}.{j}", scope, lineage)
             if step.collect:
                 label = scope[step.as_name]
                 reason = scope.get("reason")
@@ -84,13 +82,13 @@ class ForEachSteps:
     async def _items(self, step: model.ForEachStep) -> list[Any]:
         match step.items:
             case model.ForEachCameras(cameras=cameras):
-                require_camera_roles(self.e.effects, cameras)
+                require_camera_roles(self._effects, cameras)
                 return list(cameras)
             case model.ForEachList(list_name=name):
-                return [str(v) for v in await self.e.effects.site_list(name)]
+                return [str(v) for v in await self._effects.site_list(name)]
             case model.ForEachEvents(within_s=within_s, cameras=cameras):
-                require_camera_roles(self.e.effects, cameras)
-                events = await self.e.effects.recent_events(cameras, within_s)
+                require_camera_roles(self._effects, cameras)
+                events = await self._effects.recent_events(cameras, within_s)
                 return [json.loads(json.dumps(dict(ev), default=str)) for ev in events]
         return []
 

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, tzinfo
 from types import MappingProxyType
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -145,6 +145,46 @@ class SystemClock:
 
     async def sleep(self, seconds: float) -> None:
         await asyncio.sleep(max(0.0, seconds))
+
+
+@dataclass(frozen=True, slots=True)
+class SiteClock:
+    """The host's clock with the site's time zone: the one way the engine's parts
+    read the time, so a test's clock moves all of them together."""
+
+    clock: Clock
+    tz: tzinfo
+
+    def now(self) -> datetime:
+        return self.clock.now()
+
+    def now_ts(self) -> float:
+        """Now, as the POSIX timestamp every row of the database holds."""
+        return self.clock.now().timestamp()
+
+    def local_now(self) -> datetime:
+        """Now on the site's wall clock (time windows and schedules read it)."""
+        return self.clock.now().astimezone(self.tz)
+
+    def local(self, ts: float) -> datetime:
+        """A stored timestamp on the site's wall clock."""
+        return datetime.fromtimestamp(ts, self.tz)
+
+    def monotonic(self) -> float:
+        return self.clock.monotonic()
+
+    async def sleep(self, seconds: float) -> None:
+        await self.clock.sleep(seconds)
+
+
+#: Starts a task for the engine: ``spawn(coro, name) -> task``. Home Assistant's
+#: spawner tracks them as its config entry's background tasks.
+TaskSpawner = Callable[[Coroutine[Any, Any, None], str], "asyncio.Task[None]"]
+
+
+def loop_task(coro: Coroutine[Any, Any, None], name: str) -> asyncio.Task[None]:
+    """The default :data:`TaskSpawner`: a plain task on the running loop."""
+    return asyncio.get_running_loop().create_task(coro, name=name)
 
 
 @runtime_checkable

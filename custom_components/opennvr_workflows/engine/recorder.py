@@ -10,13 +10,11 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
-from .ports import AiResult, JsonMap, RunContext
+from .ports import AiResult, JsonMap, RunContext, SiteClock
 from .records import SETTLED, ActiveRun, StepRecord
-
-if TYPE_CHECKING:
-    from .engine import Engine
+from .store import StoreSlot
 
 STEP_SQL: Final = (
     "INSERT OR REPLACE INTO workflow_run_steps (run_id, path, seq, kind, status, inputs, "
@@ -60,8 +58,9 @@ def run_context(
 class StepRecorder:
     """Writes step records and AI tool-call traces."""
 
-    def __init__(self, engine: Engine) -> None:
-        self.e = engine
+    def __init__(self, db: StoreSlot, clock: SiteClock) -> None:
+        self._db = db
+        self._clock = clock
 
     def record(
         self,
@@ -77,7 +76,7 @@ class StepRecorder:
         ai: AiResult | None = None,
     ) -> StepRecord:
         """Update the step's record in memory and queue its row."""
-        now = self.e.now_ts()
+        now = self._clock.now_ts()
         rec = run.steps.get(path)
         if rec is None:
             run.seq += 1
@@ -121,7 +120,7 @@ class StepRecorder:
             )
         else:
             params += (None, None, None, None, None, None, None, None, None, dumps(state))
-        self.e.store.execute_nowait(STEP_SQL, params)
+        self._db.store.execute_nowait(STEP_SQL, params)
         return rec
 
     def trace(self, run: ActiveRun, path: str, rows: Sequence[JsonMap]) -> None:
@@ -151,4 +150,4 @@ class StepRecorder:
         def write(conn: sqlite3.Connection) -> None:
             conn.executemany(TRACE_SQL, params)
 
-        self.e.store.submit_nowait(write)
+        self._db.store.submit_nowait(write)

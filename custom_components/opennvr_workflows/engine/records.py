@@ -1,4 +1,5 @@
-"""The engine's in-memory view of runs, steps and approvals, and what it reports.
+"""The engine's in-memory view of workflows, runs, steps and approvals, and what it
+reports (:class:`EngineUpdate`, through the :class:`Updates` feed).
 
 A run that is going or waiting lives here as an :class:`ActiveRun` whose
 ``steps`` mirror its rows in ``workflow_run_steps``. Resuming a run, in the
@@ -11,6 +12,8 @@ a separate program counter.
 from __future__ import annotations
 
 import asyncio
+import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -20,11 +23,24 @@ from .events import NvrEvent
 if TYPE_CHECKING:
     from .ports import AiBudget
 
+_LOGGER = logging.getLogger(__name__)
+
 RunStatus = Literal["running", "waiting", "done", "failed", "cancelled"]
 WorkflowState = Literal["off", "test", "on", "needs_attention"]
 
 #: Step statuses that need nothing more on a replay.
 SETTLED = frozenset({"done", "failed", "unknown", "would_have", "skipped"})
+
+
+@dataclass(slots=True)
+class Entry:
+    """A workflow the engine holds (see :mod:`.catalog`)."""
+
+    workflow_id: str
+    workflow: model.Workflow
+    version: str
+    state: WorkflowState
+    reason: str | None = None
 
 
 @dataclass(slots=True)
@@ -140,3 +156,25 @@ class EngineStats:
     ended: int = 0
     failed: int = 0
     unknown_steps: int = 0
+
+
+class Updates:
+    """Listeners of :class:`EngineUpdate` and the one place that calls them: what a
+    host subscribes to in order to refresh its views. A listener that raises is
+    logged and skipped, so one broken view (a sensor, a panel) can never stop a run
+    or the other listeners."""
+
+    def __init__(self) -> None:
+        self._listeners: list[Callable[[EngineUpdate], None]] = []
+
+    def subscribe(self, listener: Callable[[EngineUpdate], None]) -> Callable[[], None]:
+        """Call ``listener`` on every :class:`EngineUpdate`; returns an unsubscribe."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener)
+
+    def emit(self, update: EngineUpdate) -> None:
+        for listener in self._listeners:
+            try:
+                listener(update)
+            except Exception:
+                _LOGGER.exception("engine listener failed")

@@ -14,19 +14,17 @@ import logging
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..workflow import model
 from .admission import DELIVERED_WINDOW_S, REDELIVERING
 from .catalog import Catalog
 from .events import NvrEvent
-from .marks import Marks
+from .ports import SiteClock
 from .records import ActiveRun, ApprovalRecord, StepRecord
-from .store import chunks
+from .store import Store, chunks
+from .trust import Marks
 from .versions import VersionDecodeError, loads
-
-if TYPE_CHECKING:
-    from .engine import Engine
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -159,9 +157,10 @@ def restore_approvals(loaded: Loaded, into: dict[str, ApprovalRecord]) -> None:
 
 
 def restore_runs(
-    loaded: Loaded, engine: Engine, catalog: Catalog, into: dict[str, ActiveRun]
+    loaded: Loaded, catalog: Catalog, into: dict[str, ActiveRun], store: Store, clock: SiteClock
 ) -> None:
-    """Rebuild the active runs on the workflow version each started with."""
+    """Rebuild the active runs on the workflow version each started with; a run whose
+    version cannot be read is failed in ``store``."""
     steps = _steps_by_run(loaded.steps)
     workflows: dict[tuple[str, str], model.Workflow] = {}
     for row in loaded.runs:
@@ -189,7 +188,7 @@ def restore_runs(
                     workflow = loads(loaded.versions[(workflow_id, version)])
                 except (KeyError, VersionDecodeError, ValueError) as err:
                     _LOGGER.exception("run %s: its workflow version is unreadable", run_id)
-                    _fail_unreadable(engine, run_id, f"workflow version unreadable: {err}")
+                    _fail_unreadable(store, clock, run_id, f"workflow version unreadable: {err}")
                     continue
             workflows[(workflow_id, version)] = workflow
         run_steps = steps.get(run_id, {})
@@ -219,7 +218,7 @@ def restore_runs(
         limiter.active[key] = run_id
 
 
-def _fail_unreadable(engine: Engine, run_id: str, error: str) -> None:
+def _fail_unreadable(store: Store, clock: SiteClock, run_id: str, error: str) -> None:
     """Fail a run that cannot be resumed. An actuator it had begun (an intent with no
     result) may or may not have acted: it is marked unknown, and counted, like any
     interrupted actuator."""
@@ -234,10 +233,10 @@ def _fail_unreadable(engine: Engine, run_id: str, error: str) -> None:
             "UPDATE workflow_runs SET status='failed', ended_at=?, error=?, unknown_steps="
             "(SELECT count(*) FROM workflow_run_steps WHERE run_id=? AND status='unknown') "
             "WHERE id=?",
-            (engine.now_ts(), error, run_id, run_id),
+            (clock.now_ts(), error, run_id, run_id),
         )
 
-    engine.store.submit_nowait(write)
+    store.submit_nowait(write)
 
 
 def _steps_by_run(rows: Iterable[tuple[Any, ...]]) -> dict[str, dict[str, StepRecord]]:

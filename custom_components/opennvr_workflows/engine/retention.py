@@ -9,37 +9,37 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Final
+from collections.abc import Awaitable, Callable
+from typing import Final
 
-from .store import Store, chunks
-
-if TYPE_CHECKING:
-    from .engine import Engine
+from .ports import Clock
+from .store import StoreSlot, chunks
 
 _LOGGER = logging.getLogger(__name__)
 
 PRUNE_CHUNK: Final = 500
 
 
-async def prune_before(store: Callable[[], Store], cutoff: float) -> int:
+async def prune_before(db: StoreSlot, cutoff: float) -> int:
     """Delete ended runs (with their steps, tool calls and approvals) started
     before ``cutoff``, and counters older than it; returns the runs removed."""
     removed = 0
     while True:
-        count: int = await store().submit(lambda c: _prune_chunk(c, cutoff))
+        count: int = await db.store.submit(lambda c: _prune_chunk(c, cutoff))
         removed += count
         if count < PRUNE_CHUNK:
             return removed
 
 
-async def prune_every(engine: Engine) -> None:
-    """The retention task: prune every ``retention_interval_s`` (read each time,
+async def prune_every(
+    clock: Clock, interval_s: Callable[[], float], prune: Callable[[], Awaitable[int]]
+) -> None:
+    """The retention task: ``prune`` every ``interval_s()`` seconds (read each time,
     so a host may change it); a failure is logged, not fatal."""
     while True:
-        await engine.clock.sleep(engine.retention_interval_s)
+        await clock.sleep(interval_s())
         try:
-            await engine.prune()
+            await prune()
         except Exception:
             _LOGGER.exception("pruning old runs failed")
 

@@ -28,7 +28,7 @@ This module is the path walk; each kind of step has its executor module
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..workflow import model
 from .actions import ActionSteps
@@ -36,26 +36,30 @@ from .ai_step import AiSteps
 from .asking import Asking
 from .conditions import Conditions
 from .for_each import ForEachSteps
-from .recorder import StepRecorder
+from .ports import Clock
 from .records import ActiveRun
 from .steps import Lineage, ProviderLost, event_values
 from .taint import ai_names
 
-if TYPE_CHECKING:
-    from .engine import Engine
-
 
 class Runner:
-    """Executes runs for an :class:`~.engine.Engine`."""
+    """Executes runs: walks the steps and hands each to its kind's executor."""
 
-    def __init__(self, engine: Engine) -> None:
-        self.e = engine
-        recorder = StepRecorder(engine)
-        self._conditions = Conditions(engine, recorder)
-        self._actions = ActionSteps(engine, recorder)
-        self._asking = Asking(engine, recorder)
-        self._ai = AiSteps(engine, recorder, self._asking)
-        self._for_each = ForEachSteps(engine, recorder, self._walk)
+    def __init__(
+        self,
+        clock: Clock,
+        conditions: Conditions,
+        actions: ActionSteps,
+        asking: Asking,
+        ai: AiSteps,
+        for_each: ForEachSteps,
+    ) -> None:
+        self._clock = clock
+        self._conditions = conditions
+        self._actions = actions
+        self._asking = asking
+        self._ai = ai
+        self._for_each = for_each
 
     async def execute(self, run: ActiveRun) -> None:
         """Advance ``run`` as far as it can go. Raises :class:`~.steps.Waiting`
@@ -96,7 +100,7 @@ class Runner:
         lineage: Lineage,
     ) -> tuple[str | None, Lineage]:
         if run.first_step_at is None:
-            run.first_step_at = self.e.clock.monotonic()
+            run.first_step_at = self._clock.monotonic()
         match step:
             case model.ActionStep(action=action):
                 await self._actions.run(run, action, path, values, lineage)
@@ -111,7 +115,7 @@ class Runner:
                 outcome = await self._asking.ask(run, step, path, values)
                 return outcome, lineage.by_person(path, _answered(run, path))
             case model.ForEachStep():
-                await self._for_each.run(run, step, path, values, lineage)
+                await self._for_each.run(run, step, path, values, lineage, self._walk)
                 return "done", lineage
             case model.CallStep():
                 raise ProviderLost(path, "call steps are not available in this integration yet")

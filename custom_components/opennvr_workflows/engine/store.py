@@ -441,6 +441,33 @@ class Store:
             return False, err
 
 
+class StoreSlot:
+    """Where the engine's parts find the open store.
+
+    The parts are wired once, when the engine is built; the store opens at start and
+    closes at stop (and may open again). Each part holds this slot, never the engine,
+    so the database is all it can reach through it."""
+
+    __slots__ = ("current",)
+
+    def __init__(self) -> None:
+        #: The open store; None before start and after stop.
+        self.current: Store | None = None
+
+    @property
+    def started(self) -> bool:
+        """Whether the engine has read its file back and runs (the store is set)."""
+        return self.current is not None
+
+    @property
+    def store(self) -> Store:
+        """The open store; ``RuntimeError`` while the engine is not started."""
+        store = self.current
+        if store is None:
+            raise RuntimeError("the engine is not started")
+        return store
+
+
 def _noop(_: sqlite3.Connection) -> None:
     return None
 

@@ -1,5 +1,9 @@
 """Marks become accuracy, and accuracy earns an AI step its severity.
 
+People mark runs right or wrong (:class:`Marks`); the tally is kept per AI step,
+keyed by the step's key (workflow, path and step hash), so editing a step starts
+a fresh record. Marks outlive run retention.
+
 RFC section 7: "An AI-decided alert is capped at medium until the step has 80%
 accuracy over 20 marked runs, then high." A raw ratio over 20 runs is noisy
 (at 16/20 the 95 % interval is roughly 0.58-0.92), so, as the review asked,
@@ -9,11 +13,15 @@ only when that bound reaches 0.80 over at least 20 marked runs.
 
 from __future__ import annotations
 
+import json
 import math
+import sqlite3
 from dataclasses import dataclass
 from typing import Final
 
-from .ports import SEVERITIES, Severity
+from .errors import UnknownRunError
+from .ports import SEVERITIES, Severity, SiteClock
+from .store import StoreSlot
 
 Z95: Final = 1.959963984540054
 MIN_MARKED: Final = 20
@@ -80,3 +88,68 @@ def lower_severity(
 def cap_severity(requested: Severity, accuracy: Accuracy | None) -> tuple[Severity, str | None]:
     """The severity an AI-decided alert may have, and why it was lowered."""
     return lower_severity(requested, *ai_severity_limit(accuracy))
+
+
+class Marks:
+    """People's marks on runs (right or wrong), by run, and right/total counts by AI step
+    key: the tally the rules above read."""
+
+    def __init__(self, db: StoreSlot, clock: SiteClock) -> None:
+        self._db = db
+        self._clock = clock
+        self._marks: dict[str, tuple[bool, tuple[str, ...]]] = {}
+        self._accuracy: dict[str, list[int]] = {}
+
+    def restore(self, run_id: str, right: bool, keys: tuple[str, ...]) -> None:
+        """Count a stored mark (each run has at most one)."""
+        self._marks[run_id] = (right, keys)
+        for key in keys:
+            acc = self._accuracy.setdefault(key, [0, 0])
+            acc[0] += int(right)
+            acc[1] += 1
+
+    async def mark_run(self, run_id: str, right: bool, user: str | None) -> dict[str, Accuracy]:
+        def read(conn: sqlite3.Connection) -> tuple[str | None, list[str]]:
+            row = conn.execute(
+                "SELECT workflow_id FROM workflow_runs WHERE id=?", (run_id,)
+            ).fetchone()
+            results = conn.execute(
+                "SELECT result FROM workflow_run_steps WHERE run_id=? AND kind='ai' "
+                "AND status='done'",
+                (run_id,),
+            ).fetchall()
+            return (row[0] if row else None), [r[0] for r in results if r[0]]
+
+        workflow_id, results = await self._db.store.submit(read)
+        if workflow_id is None:
+            raise UnknownRunError(f"no run {run_id!r}")
+        keys = tuple(sorted({str(json.loads(r)["key"]) for r in results}))
+        previous = self._marks.get(run_id)
+        if previous is not None:
+            for key in previous[1]:
+                acc = self._accuracy[key]
+                acc[0] -= int(previous[0])
+                acc[1] -= 1
+        self._marks[run_id] = (right, keys)
+        for key in keys:
+            acc = self._accuracy.setdefault(key, [0, 0])
+            acc[0] += int(right)
+            acc[1] += 1
+        await self._db.store.execute(
+            "INSERT OR REPLACE INTO workflow_marks (run_id, workflow_id, right, user, at, "
+            "ai_steps) VALUES (?,?,?,?,?,?)",
+            (run_id, workflow_id, int(right), user, self._clock.now_ts(), json.dumps(keys)),
+        )
+        return {key: self.accuracy_of(key) or Accuracy(0, 0) for key in keys}
+
+    def accuracy_of(self, key: str | None) -> Accuracy | None:
+        if key is None:
+            return None
+        acc = self._accuracy.get(key)
+        return Accuracy(acc[0], acc[1]) if acc else None
+
+    def accuracy(self, workflow_id: str) -> dict[str, Accuracy]:
+        prefix = f"{workflow_id}/"
+        return {
+            key: Accuracy(a[0], a[1]) for key, a in self._accuracy.items() if key.startswith(prefix)
+        }
