@@ -25,12 +25,14 @@ from .devices import async_register_site_device, async_remove_stale_cameras
 from .devices import async_remove_config_entry_device as async_remove_config_entry_device
 from .host.services import async_setup_services
 from .host.setup import async_setup_workflows
+from .intents import async_setup_intents
 from .nvr.bridge import async_bridge_hub
 from .nvr.coordinator import CameraCoordinator
 from .nvr.hub import EventHub
 from .nvr.observed import derives_observed, link_observed
 from .nvr.sources.factory import build_sources
 from .nvr_client import SiteCheckError, async_check_site
+from .panel import async_setup_panel
 from .runtime import OpenNVRConfigEntry, OpenNVRRuntime
 
 PLATFORMS: list[Platform] = [
@@ -47,8 +49,10 @@ _TRANSIENT = frozenset({"cannot_connect", "ssl_error"})
 
 
 async def async_setup(hass: HomeAssistant, config: ConfigType) -> bool:
-    """Set up the domain: its actions, registered once for every entry."""
+    """Set up the domain: its actions and the Workflows panel, once for every entry."""
     async_setup_services(hass)
+    async_setup_intents(hass)
+    await async_setup_panel(hass)
     return True
 
 

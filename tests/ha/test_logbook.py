@@ -11,7 +11,7 @@ import pytest
 from homeassistant.core import HomeAssistant
 from homeassistant.setup import async_setup_component
 from homeassistant.util import dt as dt_util
-from pytest_homeassistant_custom_component.common import MockConfigEntry, mock_component
+from pytest_homeassistant_custom_component.common import MockConfigEntry
 from pytest_homeassistant_custom_component.components.recorder.common import (
     async_wait_recording_done,
 )
@@ -54,8 +54,7 @@ def auto_enable_custom_integrations(recorder_mock: Any, enable_custom_integratio
 
 
 async def setup_logbook(hass: HomeAssistant) -> None:
-    """The logbook, without the frontend's panel files (not installed for tests)."""
-    mock_component(hass, "frontend")
+    """The logbook (and the frontend it needs, which the integration's panel needs too)."""
     assert await async_setup_component(hass, "logbook", {})
 
 

@@ -1,0 +1,285 @@
+"""The Workflows panel's websocket commands.
+
+Reading (any logged-in user): ``workflows/list``, ``workflows/runs`` (paged, by outcome
+and Test or On), ``workflows/run`` (every step, AI decision, tool call and picture),
+``workflows/versions``, ``workflows/source`` (the file's text), ``workflows/validate``,
+``workflows/templates`` and ``workflows/subscribe`` (:mod:`.live`).
+
+Changing (admins): ``workflows/save`` (lands in Test), ``workflows/set_state``,
+``workflows/rollback`` and ``workflows/try``; ``workflows/mark`` is for admins and the
+site's approvers. Questions are listed and answered with the existing
+``approvals/list`` and ``approvals/answer`` commands (:mod:`..host.approval_api`).
+
+The changing commands run the integration's own actions (:mod:`..host.file_actions`,
+:mod:`..host.run_actions`, :mod:`..host.trial`) as the calling user, so the panel gets
+the same checks, logbook lines and translated errors as an automation or the developer
+tools; an error reaches the panel with its translation key and placeholders.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, Final
+
+import probatio as vol
+from homeassistant.components import websocket_api
+from homeassistant.const import ATTR_CONFIG_ENTRY_ID
+from homeassistant.core import Context, HomeAssistant, ServiceCall, ServiceResponse, callback
+
+from ..const import DOMAIN
+from ..engine import UnknownRunError, UnknownVersionError
+from ..engine.versions import VersionDecodeError
+from ..host import file_actions, run_actions, trial
+from ..host.action_support import invalid, workflow_file
+from ..workflow import dump_workflow
+from .hosts import host_for, loaded_hosts
+from .listing import workflow_rows
+from .live import ws_subscribe
+from .run_detail import run_page
+from .templates import template_rows
+from .timeline import MAX_SCAN, timeline_page
+
+PAGE: Final = 25
+_ENTRY: Final[dict[Any, Any]] = {vol.Optional(ATTR_CONFIG_ENTRY_ID): str}
+_WORKFLOW: Final[dict[Any, Any]] = {**_ENTRY, vol.Required("workflow"): str}
+
+Action = Callable[[HomeAssistant, ServiceCall], Awaitable[ServiceResponse]]
+
+
+@callback
+def async_register_websocket(hass: HomeAssistant) -> None:
+    for command in (
+        ws_list,
+        ws_runs,
+        ws_run,
+        ws_versions,
+        ws_source,
+        ws_validate,
+        ws_templates,
+        ws_save,
+        ws_set_state,
+        ws_rollback,
+        ws_try,
+        ws_mark,
+        ws_subscribe,
+    ):
+        websocket_api.async_register_command(hass, command)
+
+
+async def _act(
+    hass: HomeAssistant,
+    connection: websocket_api.ActiveConnection,
+    msg: dict[str, Any],
+    service: str,
+    action: Action,
+) -> None:
+    """Run one of the integration's actions as the connection's user and answer with its
+    response (its translated error, if it refuses)."""
+    data = {k: v for k, v in msg.items() if k not in ("id", "type")}
+    call = ServiceCall(
+        hass, DOMAIN, service, data, Context(user_id=connection.user.id), return_response=True
+    )
+    connection.send_result(msg["id"], await action(hass, call))
+
+
+# ── reading ─────────────────────────────────────────────────────────────────────────────
+
+
+@websocket_api.websocket_command({vol.Required("type"): f"{DOMAIN}/workflows/list"})
+@websocket_api.async_response
+async def ws_list(
+    hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
+) -> None:
+    rows: list[dict[str, Any]] = []
+    for host in loaded_hosts(hass):
+        rows.extend(await workflow_rows(host))
+    connection.send_result(msg["id"], {"workflows": rows, "is_admin": connection.user.is_admin})
+
+
+@websocket_api.websocket_command(
+    {
+        vol.Required("type"): f"{DOMAIN}/workflows/runs",
+        **_WORKFLOW,
+        vol.Optional("offset", default=0): vol.All(int, vol.Range(min=0, max=MAX_SCAN)),
+        vol.Optional("limit", default=PAGE): vol.All(int, vol.Range(min=1, max=100)),
+        vol.Optional("decision"): str,
+        vol.Optional("mode", default="all"): vol.In(("all", "test", "on")),
+    }
+)
+@websocket_api.async_response
+async def ws_runs(
+    hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
+) -> None:
+    """A page of the workflow's runs (:mod:`.timeline`)."""
+    host = host_for(hass, msg.get(ATTR_CONFIG_ENTRY_ID))
+    workflow_id = workflow_file(host, msg["workflow"]).workflow_id
+    page = await timeline_page(
+        host,
+        workflow_id,
+        offset=msg["offset"],
+        limit=msg["limit"],
+        decision=msg.get("decision"),
+        mode=msg["mode"],
+    )
+    connection.send_result(msg["id"], page)
+
+
+@websocket_api.websocket_command(
+    {vol.Required("type"): f"{DOMAIN}/workflows/run", **_ENTRY, vol.Required("run_id"): str}
+)
+@websocket_api.async_response
+async def ws_run(
+    hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
+) -> None:
+    host = host_for(hass, msg.get(ATTR_CONFIG_ENTRY_ID))
+    try:
+        detail = await host.engine.run_detail(msg["run_id"])
+    except UnknownRunError as err:
+        raise invalid("unknown_run", run_id=msg["run_id"]) from err
+    connection.send_result(msg["id"], run_page(hass, host, detail))
+
+
+@websocket_api.websocket_command(
+    {vol.Required("type"): f"{DOMAIN}/workflows/versions", **_WORKFLOW}
+)
+@websocket_api.async_response
+async def ws_versions(
+    hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
+) -> None:
+    """Every recorded version, newest first, with the current one marked and each one's
+    text (the panel diffs two of them)."""
+    host = host_for(hass, msg.get(ATTR_CONFIG_ENTRY_ID))
+    workflow_id = workflow_file(host, msg["workflow"]).workflow_id
+    versions = await host.engine.versions(workflow_id)
+    current = next(
+        (s.version for s in host.engine.workflows() if s.workflow_id == workflow_id), None
+    )
+    out = []
+    for row in versions:
+        text: str | None = None
+        error: str | None = None
+        try:
+            text = dump_workflow(await host.engine.version_workflow(workflow_id, row["version"]))
+        except (UnknownVersionError, VersionDecodeError) as err:  # pruned, or older code's
+            error = str(err)
+        out.append({**row, "current": row["version"] == current, "yaml": text, "error": error})
+    connection.send_result(msg["id"], {"workflow_id": workflow_id, "versions": out})
+
+
+@websocket_api.websocket_command({vol.Required("type"): f"{DOMAIN}/workflows/source", **_WORKFLOW})
+@websocket_api.async_response
+async def ws_source(
+    hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
+) -> None:
+    """The workflow file's text as it is on disk (the editor opens it)."""
+    await _act(hass, connection, msg, "export_workflow", file_actions.async_export)
+
+
+@websocket_api.websocket_command(
+    {vol.Required("type"): f"{DOMAIN}/workflows/validate", **_ENTRY, vol.Required("yaml"): str}
+)
+@websocket_api.async_response
+async def ws_validate(
+    hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
+) -> None:
+    """Every problem of the text against this site, each at its line and column."""
+    await _act(hass, connection, msg, "validate_workflow", file_actions.async_validate)
+
+
+@websocket_api.websocket_command({vol.Required("type"): f"{DOMAIN}/workflows/templates", **_ENTRY})
+@websocket_api.async_response
+async def ws_templates(
+    hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
+) -> None:
+    host = host_for(hass, msg.get(ATTR_CONFIG_ENTRY_ID))
+    rows = await hass.async_add_executor_job(template_rows, host)
+    connection.send_result(msg["id"], {"templates": rows})
+
+
+# ── changing ────────────────────────────────────────────────────────────────────────────
+
+
+@websocket_api.websocket_command(
+    {
+        vol.Required("type"): f"{DOMAIN}/workflows/save",
+        **_ENTRY,
+        vol.Exclusive("yaml", "source"): str,
+        vol.Exclusive("template", "source"): str,
+        vol.Optional("file_name"): str,
+        vol.Optional("overwrite", default=False): bool,
+    }
+)
+@websocket_api.require_admin
+@websocket_api.async_response
+async def ws_save(
+    hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
+) -> None:
+    """Write the text (or a template) into the folder, in Test; refused while the
+    validator finds an error. ``overwrite`` replaces the named file (an edit)."""
+    await _act(
+        hass, connection, {**msg, "dry_run": False}, "import_workflow", file_actions.async_import
+    )
+
+
+@websocket_api.websocket_command(
+    {
+        vol.Required("type"): f"{DOMAIN}/workflows/set_state",
+        **_WORKFLOW,
+        vol.Required("state"): vol.In(("off", "test", "on")),
+    }
+)
+@websocket_api.require_admin
+@websocket_api.async_response
+async def ws_set_state(
+    hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
+) -> None:
+    await _act(hass, connection, msg, "set_workflow_state", run_actions.async_set_state)
+
+
+@websocket_api.websocket_command(
+    {
+        vol.Required("type"): f"{DOMAIN}/workflows/rollback",
+        **_WORKFLOW,
+        vol.Required("version"): str,
+    }
+)
+@websocket_api.require_admin
+@websocket_api.async_response
+async def ws_rollback(
+    hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
+) -> None:
+    await _act(hass, connection, msg, "rollback_workflow", file_actions.async_rollback)
+
+
+@websocket_api.websocket_command(
+    {
+        vol.Required("type"): f"{DOMAIN}/workflows/try",
+        **_WORKFLOW,
+        vol.Optional("count", default=trial.DEFAULT_EVENTS): vol.All(
+            int, vol.Range(min=1, max=trial.MAX_EVENTS)
+        ),
+    }
+)
+@websocket_api.require_admin
+@websocket_api.async_response
+async def ws_try(
+    hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
+) -> None:
+    """Replay recent events through the workflow in Test and answer with each decision."""
+    await _act(hass, connection, msg, "try_workflow", trial.async_try_workflow)
+
+
+@websocket_api.websocket_command(
+    {
+        vol.Required("type"): f"{DOMAIN}/workflows/mark",
+        **_ENTRY,
+        vol.Required("run_id"): str,
+        vol.Required("right"): bool,
+    }
+)
+@websocket_api.async_response
+async def ws_mark(
+    hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
+) -> None:
+    """Right or wrong (admins and approvers: the action checks)."""
+    await _act(hass, connection, msg, "mark_run", run_actions.async_mark_run)

@@ -1,0 +1,54 @@
+"""The frame a run's AI step looked at, through a signed link.
+
+The host keeps the last frame of each workflow in memory (:attr:`.WorkflowHost.evidence`);
+the run page links to it with a path signed by Home Assistant (the same signing as a
+question's picture, :func:`..host.approval_links.sign`), so an ``<img>`` can load it
+without the page's token, and Home Assistant refuses it once expired or altered.
+"""
+
+from __future__ import annotations
+
+from http import HTTPStatus
+from typing import Final
+
+from aiohttp import web
+from homeassistant.components.http import KEY_HASS, HomeAssistantView
+from homeassistant.core import HomeAssistant, callback
+
+from ..const import DOMAIN
+from ..host.approval_links import sign
+from .hosts import loaded_hosts
+
+EVIDENCE_URL: Final = f"/api/{DOMAIN}/evidence/{{entry_id}}/{{run_id}}"
+
+
+def evidence_link(hass: HomeAssistant, entry_id: str, run_id: str, seconds: float) -> str:
+    """The frame of ``run_id`` signed for ``seconds``."""
+    return sign(hass, EVIDENCE_URL.format(entry_id=entry_id, run_id=run_id), seconds)
+
+
+@callback
+def async_register_evidence_view(hass: HomeAssistant) -> None:
+    hass.http.register_view(EvidenceView())
+
+
+class EvidenceView(HomeAssistantView):
+    """The run's frame while the host still holds it; 404 once a later run replaced it."""
+
+    url = EVIDENCE_URL
+    name = f"api:{DOMAIN}:evidence"
+    requires_auth = True  # a signed path authenticates
+
+    async def get(self, request: web.Request, entry_id: str, run_id: str) -> web.Response:
+        hass: HomeAssistant = request.app[KEY_HASS]
+        for host in loaded_hosts(hass):
+            if host.entry_id != entry_id:
+                continue
+            for held in host.evidence.values():
+                if held.run_id == run_id:
+                    return web.Response(
+                        body=held.image,
+                        content_type="image/jpeg",
+                        headers={"Cache-Control": "private, max-age=3600"},
+                    )
+        return web.Response(status=HTTPStatus.NOT_FOUND)

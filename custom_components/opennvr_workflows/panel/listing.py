@@ -1,0 +1,84 @@
+"""The workflow list as the panel shows it: one row per file of the folder, with the
+engine's state (or why the file is not loaded), the last run and the marked accuracy."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..engine import Accuracy, WorkflowStatus
+from ..host.permissions import needs_admin_to_turn_on
+from ..host.run_actions import accuracy_data
+from ..host.workflows import WorkflowFile, WorkflowHost
+from .timeline import decision_of, is_trial
+
+#: The state shown for a file the validator refused (the engine does not hold it).
+INVALID = "invalid"
+#: Runs read for the last one (tries on recent events come between and are not shown).
+_RECENT = 25
+
+
+async def workflow_rows(host: WorkflowHost) -> list[dict[str, Any]]:
+    """Every file of the host's folder, sorted by name, as the list shows it."""
+    statuses = {s.workflow_id: s for s in host.engine.workflows()}
+    rows = []
+    for workflow_id, loaded in host.files.items():
+        status = statuses.get(workflow_id)
+        recent = await host.engine.runs(workflow_id, _RECENT) if status is not None else []
+        last = [r for r in recent if not is_trial(r)][:1]
+        detail = await host.engine.run_detail(str(last[0]["id"])) if last else None
+        rows.append(_row(host, loaded, status, detail))
+    rows.sort(key=lambda r: (str(r["name"]).casefold(), r["workflow_id"]))
+    return rows
+
+
+def _row(
+    host: WorkflowHost,
+    loaded: WorkflowFile,
+    status: WorkflowStatus | None,
+    last: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """One file's row; ``last`` is the detail of its latest run."""
+    workflow = loaded.workflow
+    accuracy = host.engine.accuracy(loaded.workflow_id) if status is not None else {}
+    return {
+        "entry_id": host.entry_id,
+        "workflow_id": loaded.workflow_id,
+        "file": loaded.path.name,
+        "name": (status.name if status else None)
+        or (workflow.name if workflow else None)
+        or loaded.workflow_id,
+        "description": workflow.description if workflow else None,
+        "state": status.state if status else INVALID,
+        "reason": status.reason if status else None,
+        "version": status.version if status else None,
+        "problems": [p.as_dict() for p in loaded.errors],
+        "needs_admin_to_turn_on": needs_admin_to_turn_on(workflow) if workflow else False,
+        "last_run": _last_run(last),
+        "accuracy": summary(accuracy),
+    }
+
+
+def _last_run(row: dict[str, Any] | None) -> dict[str, Any] | None:
+    if row is None:
+        return None
+    return {
+        "run_id": row.get("id"),
+        "status": row.get("status"),
+        "outcome": row.get("outcome"),
+        "decision": decision_of(row),
+        "test": bool(row.get("test")),
+        "started_at": row.get("started_at"),
+    }
+
+
+def summary(accuracy: dict[str, Accuracy]) -> dict[str, Any] | None:
+    """The accuracy the list shows: the AI step with the most marks (the one a person
+    judges most), with every step's record beside it; None before any mark."""
+    if not accuracy:
+        return None
+    key, most = max(accuracy.items(), key=lambda kv: (kv[1].total, kv[0]))
+    return {
+        "step": key,
+        **accuracy_data(most),
+        "steps": {k: accuracy_data(a) for k, a in sorted(accuracy.items())},
+    }

@@ -1,0 +1,109 @@
+"""A run as the panel's run page shows it: :func:`..host.run_view.run_view` (what every
+action shows) with what only a page has room for: each AI step's fields, confidence
+source, unsure reason, model, tokens and time; each tool call's arguments and tokens;
+the questions the run asked and their log; and the pictures, as signed links."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any, Final
+
+from homeassistant.core import HomeAssistant
+
+from ..host.approval_links import picture_link
+from ..host.run_view import run_view
+from ..host.workflows import WorkflowHost
+from .evidence import evidence_link
+
+#: Stored AI-step columns shown as they are.
+_AI_COLUMNS: Final = (
+    "confidence_source",
+    "self_reported",
+    "unsure_reason",
+    "rule",
+    "model",
+    "ms",
+    "started_at",
+    "ended_at",
+)
+#: How long the run page's picture links live.
+LINK_S: Final = 3600.0
+
+
+def run_page(hass: HomeAssistant, host: WorkflowHost, detail: Mapping[str, Any]) -> dict[str, Any]:
+    """The run page's data for one stored run (``Engine.run_detail``)."""
+    view = run_view(detail)
+    for shown, stored in zip(view["steps"], detail.get("steps") or (), strict=True):
+        shown.update({k: stored.get(k) for k in _AI_COLUMNS if stored.get(k) is not None})
+        for column in ("fields", "usage", "result"):
+            if (value := _json(stored.get(column))) is not None:
+                shown[column] = value
+    for shown, stored in zip(view["tool_calls"], detail.get("tool_calls") or (), strict=True):
+        shown["args"] = _json(stored.get("args_asked"))
+        shown["result"] = _json(shown.get("result"))
+        shown.update({k: stored.get(k) for k in ("mode", "started_at", "tokens_in", "tokens_out")})
+    view["version"] = detail.get("version")
+    view["seen_again"] = detail.get("seen_again") or 0
+    view["approvals"] = [_approval(a) for a in detail.get("approvals") or ()]
+    view["approval_log"] = [
+        {k: row.get(k) for k in ("approval_id", "at", "event", "user", "detail")}
+        for row in detail.get("approval_log") or ()
+    ]
+    view["evidence"] = evidence(hass, host, str(detail.get("workflow_id")), str(detail.get("id")))
+    return view
+
+
+def evidence(
+    hass: HomeAssistant, host: WorkflowHost, workflow_id: str, run_id: str
+) -> list[dict[str, str]]:
+    """Signed links to the pictures of the run this process still holds: the frame its
+    AI step looked at (while it is the workflow's latest) and its questions' pictures."""
+    out: list[dict[str, str]] = []
+    held = host.evidence.get(workflow_id)
+    if held is not None and held.run_id == run_id:
+        out.append(
+            {
+                "kind": "frame",
+                "camera": held.camera or "",
+                "url": evidence_link(hass, host.entry_id, run_id, LINK_S),
+            }
+        )
+    for ticket in host.desk.tickets.by_id.values():
+        if ticket.run_id != run_id:
+            continue
+        if ticket.picture:
+            url = picture_link(hass, host.entry_id, ticket.picture, LINK_S)
+            out.append({"kind": "question", "camera": ticket.camera_id or "", "url": url})
+        elif ticket.image_url:
+            out.append(
+                {"kind": "question", "camera": ticket.camera_id or "", "url": ticket.image_url}
+            )
+    return out
+
+
+def _approval(row: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "approval_id": row.get("id"),
+        "step_path": row.get("step_path"),
+        "message": row.get("message"),
+        "who": _json(row.get("who")) or [],
+        "replies": _json(row.get("replies")) or [],
+        "default": row.get("default_reply"),
+        "status": row.get("status"),
+        "reply": row.get("reply"),
+        "answered_by": row.get("answered_by"),
+        "created_at": row.get("created_at"),
+        "expires_at": row.get("expires_at"),
+        "answered_at": row.get("answered_at"),
+    }
+
+
+def _json(raw: Any) -> Any:
+    """A stored JSON column as data (text that is not JSON stays text)."""
+    if not isinstance(raw, str):
+        return raw
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw
