@@ -7,6 +7,7 @@ from homeassistant.core import Event, HomeAssistant
 from homeassistant.exceptions import ConfigEntryError, ConfigEntryNotReady
 from homeassistant.helpers import entity_registry as er
 
+from ..assist.api import async_register_assist
 from ..const import DOMAIN, LOGGER
 from ..engine import StoreError, StoreLockedError
 from ..runtime import OpenNVRConfigEntry
@@ -66,6 +67,8 @@ async def async_setup_workflows(hass: HomeAssistant, entry: OpenNVRConfigEntry) 
             translation_placeholders={"detail": str(err)},
         ) from err
     runtime.workflows = host
+    # The camera assistant's LLM API (assist/api.py), while the entry is loaded.
+    entry.async_on_unload(async_register_assist(hass, entry))
 
     async def _stop(_: Event | None = None) -> None:
         LOGGER.debug("Stopping the workflows of %s", entry.title)

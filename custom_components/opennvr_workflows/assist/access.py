@@ -1,0 +1,113 @@
+"""Who is asking, and which of the site's cameras they may see.
+
+A tool answers as the person asking (``llm_context.context.user_id``): an administrator,
+or Home Assistant itself (no user), sees every camera; anyone else sees the cameras whose
+camera entity they may read, the same rule an approval applies before a person may answer
+a question about a camera. A camera without an entity is hidden from such a user.
+
+A camera the user may not see answers exactly like one that does not exist, so a tool
+never reveals what is hidden.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Final
+
+from homeassistant.auth.permissions.const import POLICY_READ
+from homeassistant.const import Platform
+from homeassistant.core import Context, HomeAssistant
+from homeassistant.helpers import entity_registry as er
+from pyopennvr import Camera
+
+from ..const import DOMAIN
+from ..host.ids import camera_unique_id
+from ..runtime import OpenNVRConfigEntry
+
+_NUMBERED: Final = re.compile(r"(?:camera[ _]?|cam)?(\d+)", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class Asker:
+    """The person asking and the cameras of one site they may see."""
+
+    user_id: str | None
+    is_admin: bool
+    #: camera id -> its name, for the cameras this person may see
+    cameras: Mapping[int, str]
+    #: camera role (from the options) -> camera id, for those cameras
+    roles: Mapping[str, int]
+    #: whether that is every camera of the site
+    sees_all: bool
+
+    def may_see(self, camera_id: int | str | None) -> bool:
+        """Whether a row about ``camera_id`` may be shown (a row about no camera: yes)."""
+        if camera_id is None:
+            return True
+        try:
+            return int(camera_id) in self.cameras
+        except (TypeError, ValueError):
+            return self.sees_all
+
+    def camera(self, value: str) -> int | None:
+        """The camera ``value`` names (its name, a role, or its number), if visible."""
+        text = value.strip()
+        folded = text.casefold()
+        for camera_id, name in self.cameras.items():
+            if name.casefold() == folded:
+                return camera_id
+        if text in self.roles:
+            return self.roles[text]
+        match = _NUMBERED.fullmatch(text)
+        if match and int(match.group(1)) in self.cameras:
+            return int(match.group(1))
+        return None
+
+    def names(self) -> list[str]:
+        """The visible cameras' names and roles, for a tool's schema and its errors."""
+        return sorted({*self.cameras.values(), *self.roles})
+
+    def port_names(self) -> dict[str, int]:
+        """Names for the NVR read port: roles first, then names (a name wins for display)."""
+        return {**self.roles, **{name: cid for cid, name in self.cameras.items()}}
+
+
+async def async_asker(
+    hass: HomeAssistant, entry: OpenNVRConfigEntry, context: Context | None
+) -> Asker:
+    """The asker of ``context`` on ``entry``'s site (see the module docstring)."""
+    runtime = entry.runtime_data
+    site_cameras = {cid: camera.name or f"camera {cid}" for cid, camera in _cameras(entry)}
+    user_id = context.user_id if context is not None else None
+    user = await hass.auth.async_get_user(user_id) if user_id is not None else None
+    is_admin = user_id is None or (user is not None and user.is_admin)
+    if is_admin:
+        visible = site_cameras
+    elif user is None or not user.is_active:
+        visible = {}
+    else:
+        registry = er.async_get(hass)
+        site_id = runtime.info.site_id
+        visible = {}
+        for cid, name in site_cameras.items():
+            entity_id = registry.async_get_entity_id(
+                Platform.CAMERA, DOMAIN, camera_unique_id(site_id, cid)
+            )
+            if entity_id is not None and user.permissions.check_entity(entity_id, POLICY_READ):
+                visible[cid] = name
+    host = runtime.workflows
+    roles = host.settings.roles if host is not None else {}
+    return Asker(
+        user_id=user_id,
+        is_admin=is_admin,
+        cameras=visible,
+        roles={role: cid for role, cid in roles.items() if cid in visible},
+        sees_all=len(visible) == len(site_cameras),
+    )
+
+
+def _cameras(entry: OpenNVRConfigEntry) -> list[tuple[int, Camera]]:
+    data: Mapping[int, Camera] = entry.runtime_data.cameras.data or {}
+    return sorted(data.items())
