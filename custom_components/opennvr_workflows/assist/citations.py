@@ -102,7 +102,10 @@ class StreamFilter:
         self._held = ""
         cut = text.rfind("[")
         if cut != -1 and "]" not in text[cut:] and len(text) - cut <= _MAX_MARKER:
-            # "[" or "[^event:4" so far: wait for the rest before deciding.
+            # "[" or "[^event:4" so far: wait for the rest before deciding, with the
+            # spaces before it (they go if the marker goes).
+            while cut > 0 and text[cut - 1] in " \t":
+                cut -= 1
             text, self._held = text[:cut], text[cut:]
         return self._citations.check(text).text
 
