@@ -1,0 +1,93 @@
+// The questions waiting for a person: the question, its picture, the replies and who else
+// was asked. Answering goes through approvals/answer, which checks, like a tap on a phone,
+// that this user is one of the people asked.
+import { LitElement, html, css } from "lit";
+import { api, Approval, errorText, Hass } from "./api";
+import { loadTexts, t } from "./texts";
+import { shared, when } from "./styles";
+
+export class OpennvrApprovals extends LitElement {
+  static properties = {
+    hass: { attribute: false },
+    _rows: { state: true },
+    _error: { state: true },
+    _done: { state: true },
+  };
+  hass!: Hass;
+  _rows: Approval[] | null = null;
+  _error = "";
+  _done = "";
+  private _unsub?: Promise<() => void>;
+
+  static styles = [
+    shared,
+    css`
+      .replies button {
+        flex: 1 1 auto;
+      }
+    `,
+  ];
+
+  connectedCallback(): void {
+    super.connectedCallback();
+    void this._load();
+    this._unsub = api.subscribe(this.hass, (e) => {
+      if (e.kind.startsWith("approval_")) void this._load();
+    });
+  }
+
+  disconnectedCallback(): void {
+    super.disconnectedCallback();
+    void this._unsub?.then((u) => u());
+  }
+
+  private async _load(): Promise<void> {
+    try {
+      await loadTexts(this.hass);
+      this._rows = (await api.approvals(this.hass)).approvals;
+    } catch (err) {
+      this._error = errorText(err);
+    }
+  }
+
+  private async _answer(row: Approval, reply: string): Promise<void> {
+    this._error = "";
+    try {
+      await api.answer(this.hass, row.approval_id, reply);
+      this._done = `${t("answered")}: ${reply}`;
+      await this._load();
+    } catch (err) {
+      this._error = errorText(err);
+    }
+  }
+
+  render() {
+    if (this._rows === null) return html`<div class="muted">…</div>`;
+    return html`
+      ${this._error ? html`<div class="error" role="alert">${this._error}</div>` : ""}
+      ${this._done ? html`<div class="muted" role="status">${this._done}</div>` : ""}
+      ${this._rows.length === 0 ? html`<div class="muted">${t("questions_none")}</div>` : ""}
+      ${this._rows.map(
+        (row) => html`
+          <div class="card approval" data-approval=${row.approval_id}>
+            <div class="muted">${row.workflow_name}</div>
+            <h3>${row.message}</h3>
+            ${row.picture ? html`<img src=${row.picture} alt="" loading="lazy" />` : ""}
+            <div class="row replies">
+              ${row.replies.map(
+                (reply) =>
+                  html`<button class="primary" ?disabled=${!row.may_answer} @click=${() => this._answer(row, reply)}>
+                    ${reply}
+                  </button>`,
+              )}
+            </div>
+            ${row.may_answer ? "" : html`<div class="muted">${t("may_not_answer")}</div>`}
+            <div class="muted">${t("asked")}: ${row.asked.join(", ")} · ${t("until")} ${when(row.expires_at)}</div>
+          </div>
+        `,
+      )}
+    `;
+  }
+}
+
+if (!customElements.get("opennvr-approvals")) customElements.define("opennvr-approvals", OpennvrApprovals);
