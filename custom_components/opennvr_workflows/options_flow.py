@@ -41,9 +41,11 @@ from .const import (
     CONF_SITE_LISTS,
     CONF_TOOL_POLICY,
     CONF_WEBHOOKS,
+    LOGGER,
     SITE_FACTS_MAX_WORDS,
 )
 from .flow_steps import TransportAndAISteps, merge_options
+from .host import sentences
 
 ROLE_PATTERN = re.compile(r"[a-z][a-z0-9_-]{0,31}")
 LIST_NAME_PATTERN = ROLE_PATTERN
@@ -275,6 +277,7 @@ class OpenNVRWorkflowsOptionsFlow(TransportAndAISteps, OptionsFlowWithReload):
                 "limits",
                 "transport",
                 "ollama",
+                "voice_sentences",
             ],
         )
 
@@ -524,6 +527,26 @@ class OpenNVRWorkflowsOptionsFlow(TransportAndAISteps, OptionsFlowWithReload):
             }
         )
         return self.async_show_form(step_id="limits", data_schema=schema)
+
+    # ── voice sentences ──────────────────────────────────────────────────
+
+    async def async_step_voice_sentences(
+        self, user_input: dict[str, Any] | None = None
+    ) -> ConfigFlowResult:
+        """Copy the shipped Assist sentences into the configuration (no option changes:
+        the entry is not reloaded)."""
+        errors: dict[str, str] = {}
+        if user_input is not None:
+            try:
+                await sentences.async_install(self.hass)
+            except OSError as err:
+                LOGGER.warning("Could not install the Assist sentences: %s", err)
+                errors["base"] = "sentences_write_failed"
+            else:
+                return self.async_abort(reason="sentences_installed")
+        return self.async_show_form(
+            step_id="voice_sentences", data_schema=vol.Schema({}), errors=errors
+        )
 
     # ── transport and Ollama (TransportAndAISteps) ───────────────────────
 
