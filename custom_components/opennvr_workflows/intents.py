@@ -181,7 +181,7 @@ class LookIntent(OpenNVRIntent):
         host, role = found[0]
         question = (intent_obj.text_input or "").strip() or f"What is at the {wanted}?"
         prompt = (
-            f"A person asks: {question!r}. Answer from the picture in the reason, in one or "
+            f'A person asks: "{question}". Answer from the picture in the reason, in one or '
             "two short sentences a voice assistant can say."
         )
         try:
