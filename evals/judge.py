@@ -10,15 +10,19 @@ inputs, the rubric and the answer, as data; it answers with a constrained verdic
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections.abc import Iterable
 from typing import Any
 
+import httpx
 import ollama
 from opennvr_app_sdk.agent import Decision, LLMClient, LLMError
 
 from .case_model import StepCase
 from .scoring import Check
+
+_LOGGER = logging.getLogger(__name__)
 
 VERDICT_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -55,10 +59,14 @@ def default_judge(answer_model: str, available: Iterable[tuple[str, str | None]]
 
 
 async def server_models(url: str) -> list[tuple[str, str | None]]:
-    """``(name, family)`` for each model the Ollama server at ``url`` has."""
+    """``(name, family)`` for each model the Ollama server at ``url`` has; none when the
+    server cannot list them (the rows that opt in then fail, saying there is no judge)."""
     client = ollama.AsyncClient(host=url, timeout=30)
     try:
         listed = await client.list()
+    except (ollama.ResponseError, httpx.HTTPError, ConnectionError) as err:
+        _LOGGER.warning("cannot list the models at %s for a judge: %s", url, err)
+        return []
     finally:
         await client.close()  # type: ignore[no-untyped-call]  # untyped upstream
     return [(str(m.model), m.details.family if m.details else None) for m in listed.models]

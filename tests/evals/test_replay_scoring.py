@@ -275,3 +275,24 @@ async def test_the_ollama_fake_serves_a_recording_too(
     live = rows_of(json.loads((tmp_path / "live.json").read_text()))
     served = rows_of(json.loads((tmp_path / "fake.json").read_text()))
     assert {k: r["status"] for k, r in served.items()} == {k: r["status"] for k, r in live.items()}
+
+
+async def test_without_a_judge_the_opted_in_rows_fail_and_say_why(
+    write_case: WriteCase, cases_root: Path, tmp_path: Path
+) -> None:
+    """A server with no model of another family: the rows that opt in fail, saying so."""
+    judged = "judge: The reason must name the note's colour.\n"
+    write_case("look", "judged", LOOK.format(id="judged", script="judge-pass") + judged)
+    async with FakeOllama(models={ANSWER_MODEL: MODELS[ANSWER_MODEL]}) as fake:
+        fake.responder = scripted
+        rc = await asyncio.to_thread(
+            main,
+            ["run", "--cases", str(cases_root), "--ollama", fake.url, "--model", ANSWER_MODEL,
+             "--json", str(tmp_path / "r.json"), "--no-progress"],
+        )  # fmt: skip
+    assert rc == 1
+    checks = {c["name"]: c for c in rows_of(json.loads((tmp_path / "r.json").read_text()))[
+        "judged"]["checks"]}  # fmt: skip
+    assert checks["decision"]["ok"]
+    assert not checks["judge"]["ok"]
+    assert "no judge" in checks["judge"]["detail"]
