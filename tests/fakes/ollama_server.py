@@ -4,8 +4,14 @@ There is no Ollama binary or model on the test machines, so the AI step is teste
 this server on a real loopback socket, through the real ``ollama`` client. It serves
 ``/api/chat`` (``format``, ``images``, ``tools``, ``think``, ``options``, ``keep_alive``,
 ``stream`` true or false), ``/api/tags``, ``/api/show`` (with ``capabilities``) and
-``/api/version``, and refuses what Ollama refuses: an unknown model (404), pictures to a
-model without vision, tools to a model without tools, thinking to a model without it.
+``/api/version`` and ``/api/embed``, and refuses what Ollama refuses: an unknown model
+(404), pictures to a model without vision, tools to a model without tools, thinking to a
+model without it, embeddings from a model that is not an embedding model.
+
+Embeddings stand in for meaning without a model: each word is hashed to a signed
+dimension, and the words :attr:`FakeOllama.concepts` maps to one concept (``courier`` and
+``parcel`` to ``delivery``) embed as that concept, with full weight, while other words
+weigh :data:`STRAY_WEIGHT`. Texts sharing a concept come out close; others do not.
 
 What it answers is scripted per test, in order: :class:`Answer` (any content: a JSON
 object, malformed text, a value outside the enum), :class:`FromSchema` (an answer built
@@ -35,12 +41,13 @@ import contextlib
 import hashlib
 import json
 import logging
+import re
 import ssl
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Final
 
 import jsonschema
 from aiohttp import web
@@ -54,6 +61,27 @@ DEFAULT_MODELS: Mapping[str, tuple[str, ...]] = {
     "qwen3:1.7b": ("completion", "tools", "thinking"),
     "gemma3:1b": ("completion",),
 }
+#: An embedding model, for tests that want one (not among the defaults).
+EMBEDDING_MODEL: Final = "nomic-embed-text:latest"
+EMBEDDING_DIMENSIONS: Final = 64
+#: The weight of a word that names no concept (see the module docstring).
+STRAY_WEIGHT: Final = 0.2
+_WORD = re.compile(r"\w+")
+
+
+def fake_embedding(
+    text: str, concepts: Mapping[str, str], dimensions: int = EMBEDDING_DIMENSIONS
+) -> list[float]:
+    """The fake's embedding of ``text`` (unit length; see the module docstring)."""
+    vector = [0.0] * dimensions
+    for word in _WORD.findall(text.casefold()):
+        concept = concepts.get(word)
+        weight = 1.0 if concept is not None or word in concepts.values() else STRAY_WEIGHT
+        digest = hashlib.sha256((concept or word).encode()).digest()
+        index = int.from_bytes(digest[:4], "little") % dimensions
+        vector[index] += weight if digest[4] & 1 else -weight
+    norm = sum(x * x for x in vector) ** 0.5
+    return [x / norm for x in vector] if norm else vector
 
 
 # ── replies ──────────────────────────────────────────────────────────────────────────────
@@ -289,6 +317,10 @@ class FakeOllama:
             k: tuple(v) for k, v in (models or DEFAULT_MODELS).items()
         }
         self.requests: list[Received] = []
+        #: word -> concept, for the fake's embeddings (see the module docstring)
+        self.concepts: dict[str, str] = {}
+        #: When set, ``/api/embed`` answers this HTTP error instead.
+        self.embed_error: HttpError | None = None
         self.responder: Responder | None = None
         self.default: Reply = FromSchema()
         self._script: deque[Reply] = deque()
@@ -310,6 +342,7 @@ class FakeOllama:
         app.router.add_get("/api/tags", self._tags)
         app.router.add_post("/api/show", self._show)
         app.router.add_get("/api/version", self._version)
+        app.router.add_post("/api/embed", self._embed)
         self._release = asyncio.Event()
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
         await self._runner.setup()
@@ -385,6 +418,34 @@ class FakeOllama:
                 "model_info": {"general.architecture": "fake"},
                 "capabilities": list(caps),
                 "modified_at": _now(),
+            }
+        )
+
+    @property
+    def embeds(self) -> list[Received]:
+        return [r for r in self.requests if r.path == "/api/embed"]
+
+    async def _embed(self, request: web.Request) -> web.Response:
+        body = await _json(request)
+        self.requests.append(Received("POST", "/api/embed", body))
+        name = self._resolve(str(body.get("model") or ""))
+        if name is None:
+            return _error(404, f'model "{body.get("model")}" not found, try pulling it first')
+        if "embedding" not in self.models[name]:
+            return _error(400, f'"{name}" does not support embeddings')
+        if self.embed_error is not None:
+            return _error(self.embed_error.status, self.embed_error.error)
+        raw = body.get("input")
+        texts = [raw] if isinstance(raw, str) else raw
+        if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+            return _error(400, "invalid input type")
+        return web.json_response(
+            {
+                "model": name,
+                "embeddings": [fake_embedding(t, self.concepts) for t in texts],
+                "total_duration": 1_000_000,
+                "load_duration": 100_000,
+                "prompt_eval_count": sum(len(t.split()) for t in texts),
             }
         )
 

@@ -12,6 +12,7 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any, Final
 
+from .history import index_decision
 from .ports import AiResult, JsonMap, RunContext, SiteClock
 from .records import SETTLED, ActiveRun, StepRecord
 from .store import StoreSlot
@@ -121,6 +122,8 @@ class StepRecorder:
         else:
             params += (None, None, None, None, None, None, None, None, None, dumps(state))
         self._db.store.execute_nowait(STEP_SQL, params)
+        if ai is not None and status == "done":
+            index_decision(self._db.store, run.run_id, path)  # the history search's index
         return rec
 
     def trace(self, run: ActiveRun, path: str, rows: Sequence[JsonMap]) -> None:

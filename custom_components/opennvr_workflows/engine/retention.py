@@ -12,6 +12,7 @@ import sqlite3
 from collections.abc import Awaitable, Callable
 from typing import Final
 
+from .history import forget_runs
 from .ports import Clock
 from .store import StoreSlot, chunks
 
@@ -21,7 +22,7 @@ PRUNE_CHUNK: Final = 500
 
 
 async def prune_before(db: StoreSlot, cutoff: float) -> int:
-    """Delete ended runs (with their steps, tool calls and approvals) started
+    """Delete ended runs (with their steps, tool calls, approvals and history index rows) started
     before ``cutoff``, and counters older than it; returns the runs removed."""
     removed = 0
     while True:
@@ -55,6 +56,7 @@ def _prune_chunk(conn: sqlite3.Connection, cutoff: float) -> int:
     ]
     for chunk in chunks(ids, 500):
         marks = ",".join("?" * len(chunk))
+        forget_runs(conn, chunk)  # the history index's rows, before the steps they read
         for table, column in (
             ("workflow_run_steps", "run_id"),
             ("workflow_tool_calls", "run_id"),

@@ -155,7 +155,73 @@ CREATE TABLE workflow_approval_log (
 CREATE INDEX workflow_approval_log_by_run ON workflow_approval_log (run_id);
 """
 
+#: The history index's rows, read from an AI step's finished record and its run's trigger
+#: (:mod:`.history`). The V3 backfill and the recorder's hook both insert what this selects,
+#: so the two can never disagree. Malformed JSON reads as empty rather than failing.
+HISTORY_SOURCE: Final = """
+SELECT s.run_id, s.path, r.workflow_id, coalesce(s.ended_at, s.started_at),
+    json_extract(t.j, '$.camera_id'),
+    coalesce(
+        iif(json_type(t.j, '$.payload.event_id') = 'integer',
+            json_extract(t.j, '$.payload.event_id'), NULL),
+        iif(json_extract(t.j, '$.kind') = 'camera_event'
+            AND json_type(t.j, '$.payload.id') = 'integer',
+            json_extract(t.j, '$.payload.id'), NULL)),
+    json_extract(t.j, '$.alert_id'), r.test, coalesce(s.outcome, ''), coalesce(s.reason, ''),
+    coalesce((SELECT group_concat(f.key || ' ' || f.value, ' ')
+              FROM json_each(iif(json_valid(s.fields), s.fields, '{}')) f), ''),
+    ltrim(coalesce(' ' || nullif(w.name, ''), '')
+          || coalesce(' ' || nullif(json_extract(t.j, '$.title'), ''), '')
+          || coalesce(' ' || nullif(json_extract(t.j, '$.type'), ''), '')
+          || coalesce(' ' || nullif(json_extract(t.j, '$.camera_role'), ''), '')
+          || coalesce(' ' || nullif(json_extract(t.j, '$.plate'), ''), '')
+          || coalesce(' ' || (SELECT group_concat(l.value, ' ')
+                              FROM json_each(t.j, '$.labels') l), ''))
+FROM workflow_run_steps s
+JOIN workflow_runs r ON r.id = s.run_id
+JOIN (SELECT id, iif(json_valid(trigger), trigger, '{}') AS j FROM workflow_runs) t ON t.id = r.id
+LEFT JOIN workflows w ON w.id = r.workflow_id
+WHERE s.kind = 'ai' AND s.status = 'done'
+"""
+
+#: The history index (spec 001's hybrid retrieval over this site's AI decisions): one row
+#: per finished AI step with what it decided and why, the words it is found by (the
+#: full-text table, kept by :mod:`.history` and filled here from the runs already kept),
+#: and its embedding once the host has one. ``camera_id`` is what a search filters on, so
+#: a person never retrieves a decision about a camera they may not see.
+_V3: Final = f"""
+CREATE TABLE workflow_history (
+    id          INTEGER PRIMARY KEY,      -- the full-text row
+    run_id      TEXT NOT NULL,
+    step_path   TEXT NOT NULL,
+    workflow_id TEXT NOT NULL,
+    at          REAL NOT NULL,            -- when the step decided
+    camera_id   TEXT,                     -- the run's camera (NULL: none)
+    event_id    INTEGER,                  -- the OpenNVR event the run was about
+    alert_id    TEXT,
+    test        INTEGER NOT NULL,
+    decision    TEXT NOT NULL,
+    reason      TEXT NOT NULL,
+    fields      TEXT NOT NULL,            -- the AI's fields as words (name value ...)
+    subject     TEXT NOT NULL,            -- workflow name, trigger title, type, role, plate, labels
+    embed_model TEXT,                     -- the model of the two vectors below
+    bits        BLOB,                     -- the embedding's signs, one bit a dimension
+    vector      BLOB,                     -- float32 scale, then int8 components
+    UNIQUE (run_id, step_path)
+);
+CREATE INDEX workflow_history_by_time ON workflow_history (at);
+CREATE INDEX workflow_history_unembedded ON workflow_history (id) WHERE embed_model IS NULL;
+CREATE VIRTUAL TABLE workflow_history_text USING fts5(
+    decision, reason, fields, subject,
+    content = 'workflow_history', content_rowid = 'id',
+    tokenize = 'porter unicode61 remove_diacritics 2'
+);
+INSERT INTO workflow_history (run_id, step_path, workflow_id, at, camera_id, event_id,
+    alert_id, test, decision, reason, fields, subject) {HISTORY_SOURCE};
+INSERT INTO workflow_history_text (workflow_history_text) VALUES ('rebuild')
+"""
+
 #: Migration n (1-based) takes a file from user_version n-1 to n.
-MIGRATIONS: Final[tuple[str, ...]] = (_V1, _V2)
+MIGRATIONS: Final[tuple[str, ...]] = (_V1, _V2, _V3)
 
 SCHEMA_VERSION: Final = len(MIGRATIONS)
