@@ -181,8 +181,11 @@ def choices(dialog: Locator, label: str) -> list[str]:
     dialog.get_by_text(re.compile(rf"^{re.escape(label)}")).first.click()
     menu = dialog.get_by_role("menu").first
     expect(menu).to_be_visible()
-    items = menu.get_by_role("menuitem")
-    offered = [text.strip() for text in items.all_inner_texts() if text.strip()]
+    # The items are the select's own (slotted) children, not the menu's: the open one's
+    # are those that are visible.
+    items = dialog.get_by_role("menuitem").filter(visible=True)
+    expect(items.first).to_be_visible()
+    offered = [" ".join(visible_text(item).split()) for item in items.all()]
     if offered:
         items.first.click()
     expect(menu).not_to_have_class(re.compile(r"\bshow\b"))

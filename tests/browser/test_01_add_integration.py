@@ -154,7 +154,7 @@ def test_add_the_site_with_local_ai(page: Page, stack: Stack, shot: Screenshots)
     submit(dialog)
 
     # The entry is made: the "name and assign" dialog, with the integration's brand image.
-    expect(dialog.get_by_text("Created configuration for", exact=False).first).to_be_visible()
+    expect(dialog.get_by_text("Name and assign", exact=True).first).to_be_visible()
     assert_translated(dialog, "the success dialog")
     brand = dialog.locator("img").first
     expect(brand).to_be_visible()
