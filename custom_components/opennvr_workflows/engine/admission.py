@@ -17,8 +17,10 @@ hour on start) and answered with the run it started, so it never starts a second
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
-import uuid
+import secrets
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any, Final
@@ -53,6 +55,32 @@ DELIVERED_MAX: Final = 100_000
 #: The limit key prefix of a trial run: no live event shares its slot, and a restart
 #: does not count it against the workflow's hourly limits.
 TRIAL_KEY: Final = "trial:"
+
+
+class RunIds:
+    """Run ids made without a system call: a per-process prefix and a counter.
+
+    ``uuid.uuid4()`` reads the kernel's random source for every run, a system call
+    that also lets go of the interpreter lock on the busiest path. The prefix is this
+    process's start time in milliseconds and 40 random bits, so ids stay unique across
+    restarts and between processes; the counter makes the rest. An id is 32 hex
+    digits, as a uuid's was, and a process's ids sort in the order its runs started,
+    so the run tables' keys grow at their end rather than at random pages (fewer
+    pages written per commit)."""
+
+    __slots__ = ("_counter", "_prefix")
+
+    def __init__(self) -> None:
+        millis = int(time.time() * 1000) & 0xFFF_FFFF_FFFF
+        self._prefix = f"{millis:011x}{secrets.token_hex(5)}"
+        self._counter = itertools.count(1)
+
+    def new(self) -> str:
+        return f"{self._prefix}{next(self._counter):011x}"
+
+
+#: Shared by every engine of the process, so two of them never hand out the same id.
+RUN_IDS: Final = RunIds()
 
 
 def workflow_of(correlation_id: str) -> str:
@@ -242,7 +270,7 @@ class Admission:
         now: float,
         trial: AiBudget | None = None,
     ) -> ActiveRun:
-        run_id = uuid.uuid4().hex
+        run_id = RUN_IDS.new()
         correlation_id = f"{entry.workflow_id}/{run_id}"
         if not event.ai_derived and self._ai_runs.event_is_derived(event):
             # Stored with the run's trigger, so a resume after a restart knows it too.
