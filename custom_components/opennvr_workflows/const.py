@@ -46,6 +46,8 @@ CONF_MQTT_SITE: Final = "mqtt_site"
 CONF_OLLAMA_URL: Final = "ollama_url"
 CONF_VISION_MODEL: Final = "vision_model"
 CONF_TEXT_MODEL: Final = "text_model"
+#: An Ollama embedding model for the history search (empty: search by words only).
+CONF_EMBEDDING_MODEL: Final = "embedding_model"
 #: Set when the user chose to go on without a reachable Ollama: AI steps are unavailable
 #: (they answer "unsure"), rule-based workflows still run.
 CONF_AI_ENABLED: Final = "ai_enabled"

@@ -4,7 +4,8 @@ once for the domain (``async_setup``), each acting on the entry named by
 
 The handlers live by topic: :mod:`.ai_actions` (look, investigate), :mod:`.run_actions`
 (run_workflow, set_workflow_state, mark_run, get_runs, reload), :mod:`.file_actions` (validate,
-import, export, rollback) and :mod:`.trial` (try_workflow); each module documents its
+import, export, rollback), :mod:`.trial` (try_workflow) and :mod:`.history_action`
+(search_history); each module documents its
 responses. The fields, selectors and descriptions are in ``services.yaml`` and
 ``strings.json``.
 """
@@ -21,7 +22,7 @@ from homeassistant.core import HomeAssistant, ServiceCall, ServiceResponse, Supp
 from homeassistant.helpers import config_validation as cv
 
 from ..const import DOMAIN
-from . import ai_actions, approval_api, file_actions, run_actions, trial
+from . import ai_actions, approval_api, file_actions, history_action, run_actions, trial
 from .approval_links import async_register_views
 
 Handler = Callable[[HomeAssistant, ServiceCall], Awaitable[ServiceResponse]]
@@ -141,6 +142,18 @@ SERVICES: Final[dict[str, tuple[Handler, vol.Schema, SupportsResponse]]] = {
         SupportsResponse.OPTIONAL,
     ),
     "reload": (run_actions.async_reload, _schema({}), SupportsResponse.OPTIONAL),
+    "search_history": (
+        history_action.async_search_history,
+        _schema(
+            {
+                vol.Required("query"): vol.All(cv.string, vol.Length(min=1, max=500)),
+                vol.Optional("camera"): cv.string,
+                vol.Optional("hours"): vol.All(vol.Coerce(float), vol.Range(0.1, 24 * 366)),
+                vol.Optional("limit", default=10): vol.All(vol.Coerce(int), vol.Range(1, 50)),
+            }
+        ),
+        SupportsResponse.ONLY,
+    ),
 }
 
 

@@ -18,6 +18,7 @@ from ..const import (
     CONF_APPROVERS,
     CONF_CAMERA_ROLES,
     CONF_DEFAULT_LIMITS,
+    CONF_EMBEDDING_MODEL,
     CONF_HARDWARE,
     CONF_MODEL_ALLOW_LIST,
     CONF_MOVING_WEBHOOKS,
@@ -51,6 +52,8 @@ class HostSettings:
     ollama_url: str = DEFAULT_OLLAMA_URL
     vision_model: str = ""
     text_model: str = ""
+    #: the embedding model of the history search ("": search by words only)
+    embedding_model: str = ""
     hardware: str = HARDWARE_CPU
     #: webhook destination name -> URL, approved by an admin in the options
     webhooks: Mapping[str, str] = field(default_factory=dict)
@@ -106,6 +109,7 @@ class HostSettings:
             ollama_url=str(options.get(CONF_OLLAMA_URL) or DEFAULT_OLLAMA_URL),
             vision_model=str(options.get(CONF_VISION_MODEL) or ""),
             text_model=str(options.get(CONF_TEXT_MODEL) or ""),
+            embedding_model=str(options.get(CONF_EMBEDDING_MODEL) or ""),
             hardware=hardware if hardware in (HARDWARE_CPU, HARDWARE_GPU) else HARDWARE_CPU,
             webhooks={
                 str(k): str(v)

@@ -11,6 +11,7 @@ from ..assist.api import async_register_assist
 from ..const import DOMAIN, LOGGER
 from ..engine import StoreError, StoreLockedError
 from ..runtime import OpenNVRConfigEntry
+from .history import async_start_history
 from .ids import camera_unique_id, workflow_unique_id
 from .settings import HostSettings
 from .workflows import WorkflowHost
@@ -76,4 +77,13 @@ async def async_setup_workflows(hass: HomeAssistant, entry: OpenNVRConfigEntry) 
 
     entry.async_on_unload(_stop)
     entry.async_on_unload(hass.bus.async_listen_once(EVENT_HOMEASSISTANT_STOP, _stop))
+    # The history search and its background embeddings (history.py), stopped first.
+    entry.async_on_unload(
+        async_start_history(
+            hass,
+            entry.entry_id,
+            host,
+            lambda coro, name: entry.async_create_background_task(hass, coro, name),
+        )
+    )
     return host
