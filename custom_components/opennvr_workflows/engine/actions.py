@@ -343,7 +343,9 @@ def ai_derived(
     defined."""
     if run.ai_derived or lineage.ai is not None:
         return True
-    names = run.ai_names or frozenset()
+    names = run.ai_names
+    if not names:
+        return False
     return any(name in values for name in placeholders(action) & names)
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import json
 import secrets
 import time
 from collections.abc import Iterable, Sequence
@@ -34,6 +33,7 @@ from .errors import UnknownWorkflowError
 from .events import NvrEvent
 from .index import Candidate, residual_match
 from .ports import AiBudget, SiteClock
+from .recorder import dumps
 from .records import ActiveRun, EngineStats, EngineUpdate, Entry, Updates
 from .starting import Started
 from .store import StoreSlot
@@ -300,9 +300,9 @@ class Admission:
             entry.workflow_id,
             entry.version,
             correlation_id,
-            json.dumps(run.chain),
+            dumps(run.chain),
             len(run.chain),
-            json.dumps(event.summary(), default=str),
+            dumps(event.summary()),
             key,
             int(run.test),
             "running",

@@ -30,9 +30,13 @@ TRACE_SQL: Final = (
 )
 
 
+#: One encoder for every column: ``json.dumps`` with options builds a new encoder per call.
+_ENCODE: Final = json.JSONEncoder(default=str, separators=(",", ":")).encode
+
+
 def dumps(value: Any) -> str | None:
     """Compact JSON for a column (``None`` stays NULL)."""
-    return None if value is None else json.dumps(value, default=str, separators=(",", ":"))
+    return None if value is None else _ENCODE(value)
 
 
 def run_context(
