@@ -259,6 +259,9 @@ class OpennvrWorkflowsPanel extends LitElement {
     const v = this._view;
     return html`
       <header>
+        ${this.narrow
+          ? html`<button class="menu" aria-label=${t("menu")} @click=${this._toggleMenu}>☰</button>`
+          : nothing}
         ${v.name !== "list"
           ? html`<button class="back" aria-label=${t("back")} @click=${() => this._go(this._parent(v))}>←</button>`
           : nothing}
@@ -272,6 +275,11 @@ class OpennvrWorkflowsPanel extends LitElement {
         ${v.name === "edit" ? this._editor(v) : nothing} ${v.name === "templates" ? this._gallery() : nothing}
       </main>
     `;
+  }
+
+  /** Home Assistant's sidebar, which a phone-width screen hides behind this button. */
+  private _toggleMenu(): void {
+    this.dispatchEvent(new Event("hass-toggle-menu", { bubbles: true, composed: true }));
   }
 
   private _parent(v: View): View {
