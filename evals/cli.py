@@ -2,6 +2,7 @@
 
     python -m evals run --suite look --ollama http://host:11434 --model qwen2.5vl:3b
     python -m evals run --suite look --suite investigate --ollama URL --model a --model b
+    python -m evals run --suite draft --ollama URL --model M       # Describe it's drafts
     python -m evals record --suite look --ollama URL --model M --out answers.json
     python -m evals run --replay answers.json
     python -m evals check
@@ -21,15 +22,27 @@ from pathlib import Path
 from typing import Any, cast
 
 from custom_components.opennvr_workflows.ai import Hardware
+from custom_components.opennvr_workflows.evaluation.case_loader import (
+    DEFAULT_CASES,
+    CaseError,
+    load_suite,
+)
+from custom_components.opennvr_workflows.evaluation.case_model import (
+    STEP_SUITES,
+    SUITES,
+    DraftCase,
+    StepCase,
+    Suite,
+)
+from custom_components.opennvr_workflows.evaluation.draft_scoring import summarize_drafts
+from custom_components.opennvr_workflows.evaluation.harness import Settings, run_cases
+from custom_components.opennvr_workflows.evaluation.judge import default_judge, server_models
+from custom_components.opennvr_workflows.evaluation.metrics import summarize
+from custom_components.opennvr_workflows.evaluation.progress import Progress
 
-from .case_loader import DEFAULT_CASES, CaseError, load_suite
-from .case_model import STEP_SUITES, SUITES, StepCase, Suite
-from .harness import Settings, run_cases
-from .judge import default_judge, server_models
-from .metrics import summarize
-from .progress import Progress
+from .drafting import run_drafts
 from .relay import Relay, TranscriptError, load_transcript, transcript_meta
-from .report import Report, SuiteResult
+from .report import DraftSuiteResult, Report, SuiteResult
 
 
 def parser() -> argparse.ArgumentParser:
@@ -43,8 +56,8 @@ def parser() -> argparse.ArgumentParser:
         p.add_argument(
             "--suite",
             action="append",
-            choices=STEP_SUITES,
-            help="look or investigate; repeat for both (default: both)",
+            choices=SUITES,
+            help="look, investigate or draft; repeat for several (default: look and investigate)",
         )
         p.add_argument("--model", action="append", help="the answer model; repeat to compare")
         p.add_argument(
@@ -103,11 +116,13 @@ def check(root: Path) -> int:
     return 2 if bad else 0
 
 
-def _cases(root: Path, suites: Sequence[Suite], only: Sequence[str] | None) -> list[StepCase]:
-    cases: list[StepCase] = []
+def _cases(
+    root: Path, suites: Sequence[Suite], only: Sequence[str] | None
+) -> list[StepCase | DraftCase]:
+    cases: list[StepCase | DraftCase] = []
     try:
         for suite in suites:
-            cases += [c for c in load_suite(root, suite) if isinstance(c, StepCase)]
+            cases += load_suite(root, suite)
     except CaseError as err:
         raise _UsageError(f"the cases have problems:\n{err}") from err
     if only:
@@ -171,14 +186,14 @@ async def _run(args: argparse.Namespace) -> int:
 
 async def _evaluate(
     url: str,
-    cases: list[StepCase],
+    cases: list[StepCase | DraftCase],
     models: list[str],
     hardware: Hardware,
     args: argparse.Namespace,
     report: Report,
     progress: Progress,
 ) -> None:
-    wants_judge = any(c.judge for c in cases)
+    wants_judge = any(isinstance(c, StepCase) and c.judge for c in cases)
     for model in models:
         judge_model = args.judge_model
         if wants_judge and judge_model is None:
@@ -188,7 +203,12 @@ async def _evaluate(
             ollama=url, hardware=hardware, timeout_s=args.timeout, judge_model=judge_model
         )
         for suite in dict.fromkeys(c.suite for c in cases):
-            group = [c for c in cases if c.suite == suite]
+            if suite == "draft":
+                drafts = [c for c in cases if isinstance(c, DraftCase)]
+                drafted = await run_drafts(drafts, model, settings, progress)
+                report.drafts.append(DraftSuiteResult(summarize_drafts(model, drafted), drafted))
+                continue
+            group = [c for c in cases if isinstance(c, StepCase) and c.suite == suite]
             rows = await run_cases(group, model, settings, progress)
             report.results.append(SuiteResult(summarize(suite, model, rows), rows))
 

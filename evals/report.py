@@ -12,8 +12,9 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from .metrics import SuiteMetrics
-from .scoring import Row
+from custom_components.opennvr_workflows.evaluation.draft_scoring import DraftMetrics, DraftRow
+from custom_components.opennvr_workflows.evaluation.metrics import SuiteMetrics
+from custom_components.opennvr_workflows.evaluation.scoring import Row
 
 REPORT_VERSION = 1
 
@@ -27,6 +28,14 @@ class SuiteResult:
 
 
 @dataclass
+class DraftSuiteResult:
+    """The draft suite on one model: its metrics and rows."""
+
+    metrics: DraftMetrics
+    rows: list[DraftRow]
+
+
+@dataclass
 class Report:
     """Everything one ``evals run`` or ``evals record`` found."""
 
@@ -37,17 +46,20 @@ class Report:
     recorded: dict[str, Any] = field(default_factory=dict)
     judge_model: str | None = None
     results: list[SuiteResult] = field(default_factory=list)
+    drafts: list[DraftSuiteResult] = field(default_factory=list)
     replay_misses: int = 0
 
     @property
     def ok(self) -> bool:
         """Every row that is not xfail passed."""
-        return all(r.metrics.ok for r in self.results)
+        return all(r.metrics.ok for r in self.results) and all(d.metrics.ok for d in self.drafts)
 
     @property
-    def stale(self) -> list[Row]:
+    def stale(self) -> list[Row | DraftRow]:
         """XPASS rows: xfail markers to remove."""
-        return [row for r in self.results for row in r.rows if row.stale_xfail]
+        rows: list[Row | DraftRow] = [row for r in self.results for row in r.rows]
+        rows += [row for d in self.drafts for row in d.rows]
+        return [row for row in rows if row.stale_xfail]
 
     def origin(self) -> str:
         if self.source == "live":
@@ -76,6 +88,10 @@ class Report:
                 {"metrics": asdict(r.metrics), "rows": [row.as_json() for row in r.rows]}
                 for r in self.results
             ],
+            "drafts": [
+                {"metrics": asdict(d.metrics), "rows": [row.as_json() for row in d.rows]}
+                for d in self.drafts
+            ],
         }
 
     def markdown(self) -> str:
@@ -89,8 +105,15 @@ class Report:
                 else ""
             )
         )
-        lines += ["", *table([r.metrics for r in self.results]), ""]
-        failed = [row for r in self.results for row in r.rows if row.status == "FAIL"]
+        lines.append("")
+        if self.results:
+            lines += [*table([r.metrics for r in self.results]), ""]
+        if self.drafts:
+            lines += [*draft_table([d.metrics for d in self.drafts]), ""]
+        failed: list[Row | DraftRow] = [
+            row for r in self.results for row in r.rows if row.status == "FAIL"
+        ]
+        failed += [row for d in self.drafts for row in d.rows if row.status == "FAIL"]
         if failed:
             lines += ["## Failed rows", ""]
             for row in failed:
@@ -102,7 +125,10 @@ class Report:
             for row in self.stale:
                 lines.append(f"- `{row.suite}/{row.case_id}` on {row.model}: xfail {row.xfail!r}")
             lines.append("")
-        xfailed = [row for r in self.results for row in r.rows if row.status == "XFAIL"]
+        xfailed: list[Row | DraftRow] = [
+            row for r in self.results for row in r.rows if row.status == "XFAIL"
+        ]
+        xfailed += [row for d in self.drafts for row in d.rows if row.status == "XFAIL"]
         if xfailed:
             lines += ["## XFAIL: known gaps", ""]
             for row in xfailed:
@@ -136,6 +162,26 @@ def table(metrics: Sequence[SuiteMetrics]) -> list[str]:
             f"| {_num(m.p50_s, '.1f')} | {_num(m.p95_s, '.1f')} "
             f"| {_num(m.auroc_confidence)} ({', '.join(m.confidence_sources)}) "
             f"| {_num(m.auroc_self_reported)} (n={m.self_reported_rows}) |"
+        )
+    return out
+
+
+def draft_table(metrics: Sequence[DraftMetrics]) -> list[str]:
+    """The draft suite, one row per model: the validator's pass rate first (with its 95 %
+    Wilson interval), then the expected fields the drafts matched."""
+    head = (
+        "| suite | model | rows | pass | fail | xfail | xpass | valid drafts (95% CI) "
+        "| fields matched | all fields right | repairs per valid draft | p50 s | p95 s |"
+    )
+    out = [head, _rule(head)]
+    for m in metrics:
+        out.append(
+            f"| draft | {m.model} | {m.rows} | {m.passed} | {m.failed} | {m.xfailed} "
+            f"| {m.xpassed} | {m.valid}/{m.rows} = {_pct(m.valid_rate)} "
+            f"({_pct(m.wilson_low)} to {_pct(m.wilson_high)}) "
+            f"| {m.fields_matched}/{m.fields_total} = {_pct(m.field_rate)} "
+            f"| {m.all_fields} | {_num(m.mean_repairs)} "
+            f"| {_num(m.p50_s, '.1f')} | {_num(m.p95_s, '.1f')} |"
         )
     return out
 

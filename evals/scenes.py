@@ -3,9 +3,10 @@
 No consented camera footage ships with the repository, so the starter Look cases use drawn
 scenes: simple, but each one shows what its case file's ``shows`` says (a van lettered
 PARCEL EXPRESS, a worker without a helmet) and nothing that contradicts it. They are
-committed as small JPEGs under ``evals/cases/pictures``; ``python -m evals.scenes`` draws
-them again (the bytes may differ between Pillow versions, which changes the request keys a
-replay transcript was recorded under: record again after redrawing).
+committed as small JPEGs in the integration's ``evaluation/cases/pictures``;
+``python -m evals.scenes`` draws them again (the bytes may differ between Pillow versions,
+which changes the request keys a replay transcript was recorded under: record again after
+redrawing).
 Real pictures from your own cameras make better cases: add them beside these.
 """
 
@@ -18,9 +19,11 @@ from pathlib import Path
 
 from PIL import Image, ImageDraw, ImageFont
 
+from custom_components.opennvr_workflows.evaluation.case_loader import DEFAULT_CASES
+
 SIZE = (480, 270)
 QUALITY = 80
-FOLDER = Path(__file__).parent / "cases" / "pictures"
+FOLDER = DEFAULT_CASES / "pictures"
 
 type Draw = ImageDraw.ImageDraw
 type Colour = tuple[int, int, int]

@@ -9,9 +9,14 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
+from custom_components.opennvr_workflows.evaluation.case_loader import (
+    DEFAULT_CASES,
+    CaseError,
+    load_case,
+    load_suite,
+)
+from custom_components.opennvr_workflows.evaluation.case_model import DraftCase, StepCase
 from custom_components.opennvr_workflows.workflow import template_names
-from evals.case_loader import DEFAULT_CASES, CaseError, load_case, load_suite
-from evals.case_model import DraftCase, StepCase
 from evals.cli import main
 
 WriteCase = Callable[[str, str, str], Path]

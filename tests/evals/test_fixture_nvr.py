@@ -13,11 +13,11 @@ import pytest
 from PIL import Image
 
 from custom_components.opennvr_workflows.ai import NvrReadError
-from evals.case_loader import DEFAULT_CASES, load_case
-from evals.case_model import StepCase
+from custom_components.opennvr_workflows.evaluation.case_loader import DEFAULT_CASES, load_case
+from custom_components.opennvr_workflows.evaluation.case_model import StepCase
+from custom_components.opennvr_workflows.evaluation.fixture_nvr import FixtureNvr
+from custom_components.opennvr_workflows.evaluation.harness import FALLBACK_NOW, case_now
 from evals.cli import main
-from evals.fixture_nvr import FixtureNvr
-from evals.harness import FALLBACK_NOW, case_now
 from tests.fakes.ollama_server import FakeOllama, FromSchema
 
 

@@ -7,10 +7,10 @@ import io
 import pytest
 
 from custom_components.opennvr_workflows.engine import wilson_interval
-from evals.metrics import auroc, percentile, summarize
-from evals.progress import Progress
+from custom_components.opennvr_workflows.evaluation.metrics import auroc, percentile, summarize
+from custom_components.opennvr_workflows.evaluation.progress import Progress
+from custom_components.opennvr_workflows.evaluation.scoring import Row, Status
 from evals.report import table
-from evals.scoring import Row, Status
 
 
 def row(

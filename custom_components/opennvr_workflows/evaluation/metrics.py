@@ -14,8 +14,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from custom_components.opennvr_workflows.engine import wilson_interval
-
+from ..engine import wilson_interval
 from .scoring import Row
 
 

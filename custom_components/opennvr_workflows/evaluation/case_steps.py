@@ -12,15 +12,15 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from custom_components.opennvr_workflows.workflow import (
+from ..workflow import (
     load_template,
     template_names,
     validate_data,
     walk_steps,
 )
-from custom_components.opennvr_workflows.workflow.model import AIStep, InvestigateSpec
-from custom_components.opennvr_workflows.workflow.parse import parse_step
-from custom_components.opennvr_workflows.workflow.vocabulary import AI_TOOL_NAMES
+from ..workflow.model import AIStep, InvestigateSpec
+from ..workflow.parse import parse_step
+from ..workflow.vocabulary import AI_TOOL_NAMES
 
 #: Problems a case settles itself: its ``event`` gives the values a trigger would.
 _CASE_DEFINES = frozenset({"WF-PLACEHOLDER-UNDEFINED"})

@@ -16,9 +16,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
 
-from custom_components.opennvr_workflows.ai import CameraHealth, LiveDetections, StoredEvent
-from custom_components.opennvr_workflows.workflow import Workflow
-from custom_components.opennvr_workflows.workflow.model import AIStep, LookSpec
+from ..ai import CameraHealth, LiveDetections, StoredEvent
+from ..workflow import Workflow
+from ..workflow.model import AIStep, LookSpec
 
 type Suite = Literal["look", "investigate", "draft"]
 SUITES: tuple[Suite, ...] = ("look", "investigate", "draft")

@@ -15,13 +15,12 @@ from datetime import datetime
 
 from PIL import Image
 
-from custom_components.opennvr_workflows.ai import (
+from ..ai import (
     CameraHealth,
     LiveDetections,
     NvrReadError,
     StoredEvent,
 )
-
 from .case_model import StepCase
 
 

@@ -14,8 +14,7 @@ from typing import Any, Literal
 
 from opennvr_app_sdk.agent import Decision
 
-from custom_components.opennvr_workflows.ai import AIStepResult
-
+from ..ai import AIStepResult
 from .case_model import StepCase
 
 type Status = Literal["PASS", "FAIL", "XFAIL", "XPASS"]

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from custom_components.opennvr_workflows.ai import (
+from ..ai import (
     AIStepContext,
     AIStepResult,
     AISuspended,
@@ -27,7 +27,6 @@ from custom_components.opennvr_workflows.ai import (
     resume_ai_step,
     run_ai_step,
 )
-
 from .case_model import StepCase
 from .fixture_nvr import FixtureNvr
 from .judge import judge

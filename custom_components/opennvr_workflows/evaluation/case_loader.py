@@ -11,7 +11,6 @@ exist inside the cases folder.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -23,17 +22,16 @@ from typing import Any, cast
 
 import jsonschema
 
-from custom_components.opennvr_workflows.ai import CameraHealth, LiveDetections, StoredEvent
-from custom_components.opennvr_workflows.workflow import (
+from ..ai import CameraHealth, LiveDetections, StoredEvent
+from ..workflow import (
     load_template,
     template_names,
     validate_data,
     workflow_to_data,
 )
-from custom_components.opennvr_workflows.workflow.model import AIStep, InvestigateSpec, LookSpec
-from custom_components.opennvr_workflows.workflow.paths import PathPart, format_path
-from custom_components.opennvr_workflows.workflow.yaml_loader import Located, load_yaml
-
+from ..workflow.model import AIStep, InvestigateSpec, LookSpec
+from ..workflow.paths import PathPart, format_path
+from ..workflow.yaml_loader import Located, load_yaml
 from .case_model import (
     SUITES,
     Case,
@@ -45,6 +43,7 @@ from .case_model import (
     Suite,
 )
 from .case_steps import StepError, resolve_step
+from .draft_scoring import MISSING, value_at
 
 #: Where the shipped cases live: one folder per suite, pictures in ``pictures/``.
 DEFAULT_CASES = Path(__file__).parent / "cases"
@@ -373,25 +372,9 @@ class _Reader:
         )
 
 
-_PATH_PART = re.compile(r"\.([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]")
-
-
 def _resolves(data: Any, path: str) -> bool:
     """Whether the JSON path ``path`` (``$.then[0].ai.decision``) names a value in ``data``."""
-    rest, here = path.removeprefix("$"), data
-    while rest:
-        match = _PATH_PART.match(rest)
-        if match is None:
-            return False
-        key, index = match.groups()
-        if key is not None and isinstance(here, dict) and key in here:
-            here = here[key]
-        elif index is not None and isinstance(here, list) and int(index) < len(here):
-            here = here[int(index)]
-        else:
-            return False
-        rest = rest[match.end() :]
-    return True
+    return value_at(data, path) is not MISSING
 
 
 def _event(data: Mapping[str, Any]) -> StoredEvent:
