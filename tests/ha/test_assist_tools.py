@@ -165,7 +165,14 @@ async def test_search_history_cites_what_opennvr_found_and_is_empty_when_nothing
     assert result.data["results"][0]["caption"] == "a car at the Driveway"
     sim.events.clear()
     empty = await call(hass, site, "search_history", {"query": "elephant"})
-    assert empty.data == {"query": "elephant", "results": [], "found": 0}
+    # The site's own index was searched too (by words; by meaning only with an embedding
+    # model): an empty answer says what was searched.
+    assert empty.data == {
+        "query": "elephant",
+        "results": [],
+        "found": 0,
+        "searched": {"words": "ok", "meaning": "off", "nvr": "ok"},
+    }
 
 
 async def test_camera_health_reports_each_camera(

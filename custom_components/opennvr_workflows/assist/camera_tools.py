@@ -18,6 +18,7 @@ from homeassistant.util.json import JsonObjectType
 from ..ai import PyOpenNvrReadPort
 from ..ai.ports import StoredEvent
 from ..const import DOMAIN
+from ..host.history import history_search as local_history
 from ..host.ids import camera_unique_id
 from ..host.workflows import WorkflowHost
 from ..nvr.normalize import MalformedPayload, camera_id_text
@@ -264,11 +265,31 @@ class SearchHistoryTool(SiteTool):
         llm_context: llm.LLMContext,
     ) -> JsonObjectType:
         camera_id = camera_of(asker, args["camera"]) if args.get("camera") else None
-        since = (
-            (dt_util.utcnow() - timedelta(hours=float(args["hours"]))).isoformat()
-            if args.get("hours")
-            else None
+        start = (
+            dt_util.utcnow() - timedelta(hours=float(args["hours"])) if args.get("hours") else None
         )
+        local = local_history(hass, entry.entry_id)
+        if local is not None:
+            # The site's own index (AI decisions by words and meaning) fused with OpenNVR's.
+            answer = await local.search(
+                asker, args["query"], camera_id=camera_id, since=start, limit=MAX_ROWS
+            )
+            return {
+                "query": args["query"],
+                "results": [
+                    {
+                        **found.as_dict(),
+                        "cite": cite("run", found.run_id)
+                        if found.run_id
+                        else cite("event", found.event_id),
+                    }
+                    for found in answer.results
+                    if found.run_id or found.event_id is not None
+                ],
+                "found": len(answer.results),
+                "searched": dict(answer.searched),
+            }
+        since = start.isoformat() if start is not None else None
         hits = await history_search(hass, host).search(
             asker, args["query"], camera_id=camera_id, since=since, limit=MAX_ROWS
         )
