@@ -18,6 +18,7 @@ from homeassistant.components.diagnostics import async_redact_data
 from homeassistant.const import CONF_TOKEN
 from homeassistant.core import HomeAssistant
 
+from .assist.turn_guard import citation_stats
 from .const import (
     CONF_MQTT_PASSWORD,
     CONF_NATS_PASSWORD,
@@ -122,6 +123,8 @@ async def _workflows(host: WorkflowHost | None) -> dict[str, Any] | None:
             "questions_waiting": len(host.desk.pending()),
             "refused_by_reason": dict(host.desk.refused),
         },
+        # Assist's answers: citations kept, and those no tool returned (stripped).
+        "assist_citations": asdict(citation_stats(host.hass)),
         "model": {
             **asdict(host.model_watch.health),
             "checked_at": _iso(host.model_watch.health.checked_at),

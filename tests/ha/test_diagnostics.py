@@ -125,5 +125,6 @@ async def test_diagnostics_summarise_workflows_and_runs_without_personal_data(
     assert engine["runs_waiting"] == 2
     assert engine["approvals_pending"] == 1
     assert workflows["approvals"] == {"questions_waiting": 1, "refused_by_reason": {}}
+    assert workflows["assist_citations"] == {"answers": 0, "cited": 0, "stripped": 0}
     assert engine["started"] == 2
     assert workflows["model"]["reachable"] is None  # AI is off in these options
