@@ -450,6 +450,44 @@ async def test_ai_check_clears_on_a_false_alarm_and_says_when_the_model_could_no
     assert actions_of(failed) == ["Silence 30 min"]
 
 
+async def test_ai_check_deny_and_an_unanswered_question_take_the_buttons_off(
+    hass: HomeAssistant,
+    config_entry: MockConfigEntry,
+    sim: OpenNVRSimulator,
+    ollama: FakeOllama,
+    phones: Phones,
+) -> None:
+    host = await set_up(hass, config_entry, door_approved=APPROVED)
+    pixel, _ = await phones_of(phones)
+    events = entity_id(hass, sim, "event", "1_events")
+    inputs = ai_check_inputs([events], pixel, approve_workflow="door_approved", answer_minutes=10)
+    await use_blueprint(hass, ("Door check", AI_CHECK, inputs))
+    await wait_for(hass, lambda: config_entry.runtime_data.hub.connected("websocket"))
+    ollama.script(WORTH_A_LOOK, WORTH_A_LOOK)
+    listening = tap_listeners(hass)
+
+    await sim.emit_alert(1, "person", title="Person at the door")
+    verdict = await pixel.wait_for(lambda p: "Worth a look" in p["message"])
+    await waiting_for_a_tap(hass, listening, 3)
+    await pixel.tap(verdict["data"]["actions"][1]["action"], tag=verdict["data"]["tag"])
+    denied = await pixel.wait_for(lambda p: "Denied" in p["message"])
+    assert denied["message"].endswith("Denied by Alice.")  # no Deny workflow named
+    assert "actions" not in denied["data"]
+    assert await host.engine.runs("door_approved") == [], "Deny starts nothing here"
+
+    # Nobody answers the next one: after the answer window its buttons are taken off.
+    await sim.emit_alert(1, "parcel", title="Parcel at the door")
+    await pixel.wait_for(lambda p: p["title"] == "Parcel at the door" and "Worth" in p["message"])
+    await waiting_for_a_tap(hass, listening, 3)
+    async_fire_time_changed(hass, dt_util.utcnow() + timedelta(minutes=10, seconds=1))
+    late = await pixel.wait_for(lambda p: p["message"].endswith("No answer."))
+    assert late["message"] == (
+        "Parcel on Front Door. Worth a look: a courier with a parcel No answer."
+    )
+    assert "actions" not in late["data"]
+    assert await host.engine.runs("door_approved") == []
+
+
 # ── run a workflow from any trigger ─────────────────────────────────────────────────────
 
 
