@@ -115,6 +115,59 @@ async def test_dispatch_of_a_joining_event_waits_for_the_run_it_joined(
     assert row == (run_id,)
 
 
+async def test_dispatch_of_a_cooldown_drop_whose_run_is_on_disk_does_not_wait(
+    make_engine: EngineFactory, open_db: Callable[[], sqlite3.Connection]
+) -> None:
+    """Nothing a drop decides needs a commit once the run that began the cooldown is
+    on disk: a crash loses only the drop's counter."""
+    engine = make_engine()
+    engine.set_workflows({"yard": simple()})  # the default limits: a minute's cooldown
+    await engine.start()
+    (run_id,) = await engine.dispatch(event(track_id="first"))
+    await engine.idle()
+    before = engine.store.commits
+    for n in range(50):
+        assert await engine.dispatch(event(track_id=f"t{n}")) == ()
+    assert engine.store.commits == before
+    assert engine.stats.dropped["cooldown"] == 50
+    assert open_db().execute("SELECT id FROM workflow_runs").fetchall() == [(run_id,)]
+
+
+async def test_dispatch_of_a_cooldown_drop_waits_for_the_row_of_the_run_that_began_it(
+    make_engine: EngineFactory, open_db: Callable[[], sqlite3.Connection]
+) -> None:
+    """The run that began the cooldown was only submitted and has ended in memory,
+    its row still queued behind a slow write: the drop's acknowledgement waits until
+    that row is on disk (a crash before would lose both the run and the event)."""
+    engine = make_engine()
+    # The workflow's own condition fails: the run ends without an effect or a flush.
+    never = m.ValueCondition(name="severity", is_in=("critical",))
+    engine.set_workflows({"yard": simple(conditions=(never,))})
+    await engine.start()
+    await engine.idle()
+    release = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    engine.store.submit_nowait(
+        lambda _: asyncio.run_coroutine_threadsafe(release.wait(), loop).result()
+    )
+    (run_id,) = engine.submit(event(track_id="first"))
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert engine.active_runs() == []  # ended in memory; its row waits behind the slow write
+    dropped = asyncio.ensure_future(engine.dispatch(event(track_id="second")))
+    try:
+        for _ in range(5):
+            await asyncio.sleep(0)
+        waited = not dropped.done()
+    finally:
+        release.set()  # the writer goes on whatever was asserted
+    assert waited
+    assert await dropped == ()
+    assert engine.stats.dropped["cooldown"] == 1
+    row = open_db().execute("SELECT id FROM workflow_runs WHERE id=?", (run_id,)).fetchone()
+    assert row == (run_id,)
+
+
 async def test_dispatch_raises_when_the_run_row_could_not_be_written(
     make_engine: EngineFactory, open_db: Callable[[], sqlite3.Connection]
 ) -> None:

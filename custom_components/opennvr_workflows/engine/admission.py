@@ -21,7 +21,7 @@ import itertools
 import secrets
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 from ..workflow import model
@@ -81,6 +81,25 @@ class RunIds:
 
 #: Shared by every engine of the process, so two of them never hand out the same id.
 RUN_IDS: Final = RunIds()
+
+
+@dataclass(slots=True)
+class Decided:
+    """What one durable dispatch's event decided, so the dispatch knows what to await.
+
+    ``rows``: the run rows it queued, with their futures (a row that failed to be
+    written fails the dispatch). ``rests_on``: the store's count of queued writes its
+    other decisions rest on (:attr:`.store.Store.queued` when the write was queued;
+    0 for none): a drop by cooldown rests on the row of the run that began the
+    cooldown, a join on the joined run's row, a watch on its due row. Once the store
+    has settled that many writes the decision survives a crash, and the event may be
+    acknowledged without waiting for a commit."""
+
+    rows: list[tuple[str, asyncio.Future[Any]]] = field(default_factory=list)
+    rests_on: int = 0
+
+    def rest_on(self, queued: int) -> None:
+        self.rests_on = max(self.rests_on, queued)
 
 
 def workflow_of(correlation_id: str) -> str:
@@ -168,9 +187,11 @@ class Admission:
         self._counters = counters
         self._updates = updates
         self.delivered = Delivered()
-        #: While a durable dispatch offers its event: the futures of the run rows it
-        #: queues, so the dispatch learns if one failed to be written.
-        self.receipts: list[tuple[str, asyncio.Future[Any]]] | None = None
+        #: While a durable dispatch offers its event: what it decided (:class:`Decided`).
+        self.decided: Decided | None = None
+        #: Per workflow, :attr:`.store.Store.queued` once its latest run row was queued:
+        #: its limits (a cooldown, a run going) rest on its runs' rows.
+        self._rows_at: dict[str, int] = {}
 
     def offer(self, found: Sequence[Candidate], event: NvrEvent) -> tuple[str, ...]:
         """The event matched ``found``; returns the runs it started or joined."""
@@ -185,6 +206,7 @@ class Admission:
     def _consider(self, workflow_id: str, event: NvrEvent) -> str | None:
         entry = self._catalog.entries.get(workflow_id)
         if entry is None or entry.state not in RUNNABLE:
+            self._rest_on_all()  # the state may have been written just now
             return None
         if event.chain and workflow_of(event.chain[-1]) == workflow_id:
             self._counters.count(workflow_id, "dropped:own_event")
@@ -196,8 +218,19 @@ class Admission:
             and event.kind == "camera_offline"
         ):
             self._due.watch_offline(entry, trigger, event)
+            self._rest_on_all()
             return None
         return self.admit(entry, event)
+
+    def _rest_on_all(self) -> None:
+        """The decision rests on every write queued so far."""
+        if self.decided is not None:
+            self.decided.rest_on(self._db.store.queued)
+
+    def _rest_on_runs(self, workflow_id: str) -> None:
+        """The decision rests on the workflow's run rows (its limits' state)."""
+        if self.decided is not None:
+            self.decided.rest_on(self._rows_at.get(workflow_id, 0))
 
     def start_now(self, workflow_id: str, event: NvrEvent) -> Started:
         """Start ``workflow_id`` on ``event`` by name: its state and limits apply as to
@@ -233,6 +266,7 @@ class Admission:
         again = self.delivered.run_of(entry.workflow_id, event)
         if again is not None:
             self._counters.count(entry.workflow_id, "dropped:redelivered")
+            self._rest_on_runs(entry.workflow_id)
             return again
         workflow = entry.workflow
         limiter = self._catalog.limiter(entry.workflow_id, workflow)
@@ -244,6 +278,7 @@ class Admission:
         if verdict.action == "join" and verdict.run_id is not None:
             run = self._runs.get(verdict.run_id)
             if run is not None:
+                self._rest_on_runs(entry.workflow_id)
                 run.seen_again += 1
                 self._stats.joined += 1
                 self._counters.seen_dirty.add(run.run_id)
@@ -257,6 +292,7 @@ class Admission:
             limiter.ended(key, verdict.run_id)
             return self.admit(entry, event)
         reason = verdict.reason or "limit"
+        self._rest_on_runs(entry.workflow_id)
         stats = self._stats
         stats.dropped[reason] = stats.dropped.get(reason, 0) + 1
         self._counters.count(entry.workflow_id, f"dropped:{reason}")
@@ -308,10 +344,13 @@ class Admission:
             "running",
             now,
         )
-        if self.receipts is None:
-            self._db.store.execute_nowait(RUN_SQL, row)
+        store = self._db.store
+        if self.decided is None:
+            store.execute_nowait(RUN_SQL, row)
         else:
-            self.receipts.append((run_id, self._db.store.execute(RUN_SQL, row)))
+            self.decided.rows.append((run_id, store.execute(RUN_SQL, row)))
+        if trial is None:
+            self._rows_at[entry.workflow_id] = store.queued
         if trial is None:
             self._stats.started += 1
             self._counters.count(entry.workflow_id, "started")

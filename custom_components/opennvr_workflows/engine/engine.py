@@ -41,7 +41,7 @@ from typing import Any, Final
 
 from ..workflow import model
 from .actions import ActionSteps, alert_unknown
-from .admission import Admission, workflow_of
+from .admission import Admission, Decided, workflow_of
 from .ai_step import AiSteps
 from .approvals import Approvals
 from .asking import Asking
@@ -284,7 +284,7 @@ class Engine:
         that tells the event's source "delivered" (an ack) must await
         :meth:`dispatch` instead. Synchronous and cheap when nothing matches; must
         be called on the engine's event loop."""
-        return self._offer(event)[0]
+        return self._offer(event)
 
     def submit_for_role(self, event: NvrEvent) -> tuple[str, ...]:
         """Offer an event again under another role its camera plays: only the
@@ -303,22 +303,26 @@ class Engine:
         nothing (a cooldown, a watch it began or cancelled) are on disk when this
         returns, so the caller may acknowledge the event to its source: a process
         killed after that point resumes the run on its next start. An event that
-        matches no workflow returns at once. Concurrent dispatches share one commit
+        matches no workflow returns at once, and so does one whose decision rests
+        only on writes already committed (a drop by a cooldown whose run's row is
+        on disk: a crash loses only the drop's counter, and a redelivery is dropped
+        again or starts one run). Concurrent dispatches share one commit
         (the store writes everything queued as one transaction). Raises
         :class:`~.errors.StoreError` when the store cannot commit or a run row it
         started could not be written (do not acknowledge the event then), and
         ``RuntimeError`` before :meth:`start`."""
         if not self._db.started:
             raise RuntimeError("the engine is not started")
-        receipts: list[tuple[str, asyncio.Future[Any]]] = []
-        self._admission.receipts = receipts
+        decided = Decided()
+        self._admission.decided = decided
         try:
-            run_ids, touched = self._offer(event)
+            run_ids = self._offer(event, decided)
         finally:
-            self._admission.receipts = None
+            self._admission.decided = None
+        receipts = decided.rows
         for _, receipt in receipts:
             receipt.add_done_callback(_retrieved)
-        if touched:
+        if receipts or decided.rests_on > self.store.settled:
             await self.durable()
         for run_id, receipt in receipts:  # written before the shared request: done by now
             if not receipt.cancelled() and receipt.exception() is not None:
@@ -353,19 +357,19 @@ class Engine:
             return
         flushed.add_done_callback(lambda done: _settle_barrier(barrier, done))
 
-    def _offer(self, event: NvrEvent) -> tuple[tuple[str, ...], bool]:
-        """The runs the event started or joined, and whether it changed any state
-        (queued a write or decided on written state)."""
+    def _offer(self, event: NvrEvent, decided: Decided | None = None) -> tuple[str, ...]:
+        """The runs the event started or joined; what it decided is noted in
+        ``decided`` (a durable dispatch's)."""
         self.stats.events += 1
-        touched = False
         if event.kind == "camera_online" and self._offline:
             self._due.camera_back(event)
-            touched = True
+            if decided is not None:
+                decided.rest_on(self.store.queued)
         # ``current`` rather than ``started``: a plain attribute on the path of every event.
         found = self._index.match(event) if self._db.current is not None else None
         if not found:
-            return _NONE, touched
-        return self._admission.offer(found, event), True
+            return _NONE
+        return self._admission.offer(found, event)
 
     def run_now(self, workflow_id: str, user: str | None = None) -> tuple[str, ...]:
         """A "Run now" button press for a button-triggered workflow."""

@@ -120,6 +120,12 @@ class Store:
         self._checkpoint_wake = threading.Event()
         self._checkpoint_stop = threading.Event()
         self._checkpoint_thread: threading.Thread | None = None
+        #: Writes queued so far, and how many of them are settled (committed, or failed
+        #: and reported): the write queued as number ``n`` is settled once ``settled >= n``.
+        #: Both move on the event loop only, so a caller there can tell without waiting
+        #: whether what it rests on is already on disk.
+        self.queued = 0
+        self.settled = 0
 
     # ── lifecycle ──────────────────────────────────────────────────────
 
@@ -217,6 +223,7 @@ class Store:
             raise StoreError(self.path, "the database is closed")
         if self.failed is not None:
             raise self.failed
+        self.queued += 1
         self._queue.put((op, fut, durable))
 
     # ── the worker thread ──────────────────────────────────────────────
@@ -473,6 +480,7 @@ def _noop(_: sqlite3.Connection) -> None:
 
 
 def _settle(batch: list[_Item], results: list[tuple[bool, Any]], store: Store) -> None:
+    store.settled += len(batch)
     for (_, fut, _), (ok, value) in zip(batch, results, strict=True):
         if fut is None:
             if not ok:
