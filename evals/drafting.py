@@ -4,8 +4,9 @@ Each case's sentence goes through ``ai.draft.draft_workflow`` (the function the
 ``describe_workflow`` action and the Workflows panel call: the same prompt, schema, repair
 loop and Test state) on the model under test, gated by the contract's validator against
 the case's site: its camera roles and skills (a case names no host, so the tools are the
-contract's), and the evaluation gate passed (Describe it is offered only on a model that passed it, so
-an Investigate step is allowed). Rows are scored by ``evaluation.draft_scoring``.
+contract's), and the evaluation gate passed (Describe it is offered only on a model that
+passed it, so an Investigate step is allowed). Rows are scored by
+``evaluation.draft_scoring``.
 """
 
 from __future__ import annotations

@@ -46,6 +46,9 @@ CONF_MQTT_SITE: Final = "mqtt_site"
 CONF_OLLAMA_URL: Final = "ollama_url"
 CONF_VISION_MODEL: Final = "vision_model"
 CONF_TEXT_MODEL: Final = "text_model"
+#: The evaluation gate's stored result (evaluation.gate.GateResult as a mapping): Investigate
+#: steps and Describe it are offered once the look suite's Wilson lower bound reaches 0.80.
+CONF_MODEL_GATE: Final = "model_gate"
 #: An Ollama embedding model for the history search (empty: search by words only).
 CONF_EMBEDDING_MODEL: Final = "embedding_model"
 #: Set when the user chose to go on without a reachable Ollama: AI steps are unavailable

@@ -7,6 +7,7 @@ and Ollama settings chosen when the site was added.
 
 from __future__ import annotations
 
+import asyncio
 import re
 import string
 from collections.abc import Mapping, Sequence
@@ -19,6 +20,7 @@ from homeassistant.config_entries import (
     OptionsFlowWithReload,
 )
 from homeassistant.helpers.selector import (
+    BooleanSelector,
     NumberSelector,
     NumberSelectorConfig,
     NumberSelectorMode,
@@ -32,10 +34,12 @@ from homeassistant.helpers.selector import (
 
 from .ai.tool_policy import MODES, site_policy
 from .const import (
+    CONF_AI_ENABLED,
     CONF_APPROVERS,
     CONF_CAMERA_ROLES,
     CONF_DEFAULT_LIMITS,
     CONF_MODEL_ALLOW_LIST,
+    CONF_MODEL_GATE,
     CONF_MOVING_WEBHOOKS,
     CONF_SITE_FACTS,
     CONF_SITE_LISTS,
@@ -44,8 +48,10 @@ from .const import (
     LOGGER,
     SITE_FACTS_MAX_WORDS,
 )
+from .evaluation.gate import GateResult
 from .flow_steps import TransportAndAISteps, merge_options
 from .host import sentences
+from .model_gate_flow import CONF_RUN_EVALUATION, async_measure, gate_placeholders
 
 ROLE_PATTERN = re.compile(r"[a-z][a-z0-9_-]{0,31}")
 LIST_NAME_PATTERN = ROLE_PATTERN
@@ -257,6 +263,8 @@ class OpenNVRWorkflowsOptionsFlow(TransportAndAISteps, OptionsFlowWithReload):
     def __init__(self) -> None:
         self._collected: dict[str, Any] = {}
         self._models: dict[str, tuple[str, ...]] = {}
+        self._evaluation: asyncio.Task[GateResult] | None = None
+        self._evaluation_error = ""
 
     @property
     def _options(self) -> dict[str, Any]:
@@ -557,4 +565,83 @@ class OpenNVRWorkflowsOptionsFlow(TransportAndAISteps, OptionsFlowWithReload):
         return self._save(self._collected)
 
     async def _ai_done(self) -> ConfigFlowResult:
+        if self._collected.get(CONF_AI_ENABLED):
+            return await self.async_step_evaluate()
         return self._save(self._collected)
+
+    # ── the evaluation gate (after the models page) ──────────────────────
+
+    async def async_step_evaluate(
+        self, user_input: dict[str, Any] | None = None
+    ) -> ConfigFlowResult:
+        """Offer to measure the chosen vision model on the shipped look cases; its stored
+        result opens Investigate steps and Describe it (Wilson lower bound at 0.80 or more)."""
+        settings = {**self._options, **self._collected}
+        if user_input is not None:
+            if user_input.get(CONF_RUN_EVALUATION):
+                return await self.async_step_evaluate_run()
+            return self._save(self._collected)
+        return self.async_show_form(
+            step_id="evaluate",
+            data_schema=vol.Schema(
+                {vol.Required(CONF_RUN_EVALUATION, default=False): BooleanSelector()}
+            ),
+            description_placeholders=gate_placeholders(settings),
+        )
+
+    async def async_step_evaluate_run(
+        self, user_input: dict[str, Any] | None = None
+    ) -> ConfigFlowResult:
+        """The look suite runs in the background; the bar follows its cases."""
+        if self._evaluation is None:
+            settings = {**self._options, **self._collected}
+            self._evaluation = self.hass.async_create_task(
+                async_measure(self.hass, settings, self.async_update_progress),
+                "opennvr_workflows model evaluation",
+            )
+            # Shown once even if the task is already done: the next step must not get the
+            # form's input that started the run.
+            return self.async_show_progress(
+                step_id="evaluate_run",
+                progress_action="evaluate",
+                progress_task=self._evaluation,
+            )
+        if not self._evaluation.done():
+            return self.async_show_progress(
+                step_id="evaluate_run",
+                progress_action="evaluate",
+                progress_task=self._evaluation,
+            )
+        if self._evaluation.cancelled() or self._evaluation.exception() is not None:
+            err = None if self._evaluation.cancelled() else self._evaluation.exception()
+            LOGGER.warning("The model evaluation did not finish: %r", err)
+            self._evaluation_error = str(err or "cancelled") or repr(err)
+            return self.async_show_progress_done(next_step_id="evaluate_failed")
+        return self.async_show_progress_done(next_step_id="evaluate_done")
+
+    async def async_step_evaluate_done(
+        self, user_input: dict[str, Any] | None = None
+    ) -> ConfigFlowResult:
+        """Show the measurement; saving stores it with the model settings."""
+        assert self._evaluation is not None
+        result = self._evaluation.result()
+        if user_input is not None:
+            return self._save({**self._collected, CONF_MODEL_GATE: result.as_option()})
+        settings = {**self._options, **self._collected, CONF_MODEL_GATE: result.as_option()}
+        return self.async_show_form(
+            step_id="evaluate_done",
+            data_schema=vol.Schema({}),
+            description_placeholders=gate_placeholders(settings),
+        )
+
+    async def async_step_evaluate_failed(
+        self, user_input: dict[str, Any] | None = None
+    ) -> ConfigFlowResult:
+        """The evaluation could not run: say why; saving keeps the models, not a result."""
+        if user_input is not None:
+            return self._save(self._collected)
+        return self.async_show_form(
+            step_id="evaluate_failed",
+            data_schema=vol.Schema({}),
+            description_placeholders={"error": self._evaluation_error},
+        )

@@ -14,6 +14,7 @@ from custom_components.opennvr_workflows.const import (
     CONF_AI_ENABLED,
     CONF_APPROVERS,
     CONF_CAMERA_ROLES,
+    CONF_MODEL_GATE,
     CONF_OLLAMA_URL,
     CONF_TRANSPORT,
     CONF_VERIFY_SSL,
@@ -75,14 +76,27 @@ WEBSOCKET_OPTIONS: dict[str, Any] = {
 PHONE = "mobile_app_alices_phone"
 
 
+#: A stored evaluation result that opens the gate for the tests' vision model (Investigate
+#: steps and Describe it): 22 of 22 look cases right.
+PASSED_GATE: dict[str, Any] = {
+    "model": "qwen2.5vl:3b",
+    "wilson_low": 0.851,
+    "wilson_high": 1.0,
+    "right": 22,
+    "rows": 22,
+    "date": "2026-01-15T08:00:00+00:00",
+}
+
+
 def ai_options(ollama: FakeOllama) -> dict[str, Any]:
-    """Options of an entry with AI on the Ollama fake, the front door mapped and an
-    approver's phone: what most workflow tests run with."""
+    """Options of an entry with AI on the Ollama fake, the front door mapped, an
+    approver's phone and the evaluation gate passed: what most workflow tests run with."""
     return {
         **WEBSOCKET_OPTIONS,
         CONF_AI_ENABLED: True,
         CONF_OLLAMA_URL: ollama.url,
         CONF_VISION_MODEL: "qwen2.5vl:3b",
+        CONF_MODEL_GATE: dict(PASSED_GATE),
         CONF_CAMERA_ROLES: {"front_door": "1"},
         CONF_APPROVERS: {"users": [], "notify": [f"notify.{PHONE}"]},
     }

@@ -372,6 +372,10 @@ async def test_ollama_pages(
         result["flow_id"],
         {CONF_VISION_MODEL: "qwen2.5vl:3b", CONF_TEXT_MODEL: "qwen2.5vl:3b", CONF_HARDWARE: "cpu"},
     )
+    assert result["step_id"] == "evaluate"  # measuring the model is offered, not forced
+    result = await hass.config_entries.options.async_configure(
+        result["flow_id"], {"run_evaluation": False}
+    )
     await _saved(hass, result, setup_entry)
     assert setup_entry.options[CONF_AI_ENABLED] is True
     assert setup_entry.options[CONF_VISION_MODEL] == "qwen2.5vl:3b"

@@ -16,6 +16,7 @@ from custom_components.opennvr_workflows.const import (
     CONF_AI_ENABLED,
     CONF_APPROVERS,
     CONF_CAMERA_ROLES,
+    CONF_MODEL_GATE,
     CONF_OLLAMA_URL,
     CONF_SITE_LISTS,
     CONF_TEXT_MODEL,
@@ -26,7 +27,7 @@ from tests.fakes.ollama_server import FakeOllama, FromSchema, ToolCalls
 from tests.fakes.opennvr_sim import OpenNVRSimulator
 from tests.nvr.conftest import until
 
-from .conftest import WEBSOCKET_OPTIONS
+from .conftest import PASSED_GATE, WEBSOCKET_OPTIONS
 from .workflow_files import write_workflow
 
 RFC_FILE = Path(__file__).parent.parent / "workflow" / "rfc_night_intrusion.yaml"
@@ -44,6 +45,7 @@ def entry_options(ollama: FakeOllama) -> dict[str, Any]:
         CONF_CAMERA_ROLES: {"yard-east": "3", "yard-west": "2"},
         CONF_APPROVERS: {"users": [], "notify": [f"notify.{PHONE}"]},
         CONF_SITE_LISTS: {"staff": ["Ann"]},
+        CONF_MODEL_GATE: dict(PASSED_GATE),  # the example's Investigate step needs it
     }
 
 

@@ -31,6 +31,7 @@ from custom_components.opennvr_workflows.const import (
     CONF_APPROVERS,
     CONF_CAMERA_ROLES,
     CONF_MODEL_ALLOW_LIST,
+    CONF_MODEL_GATE,
     CONF_OLLAMA_URL,
     CONF_TEXT_MODEL,
     CONF_VISION_MODEL,
@@ -44,7 +45,7 @@ from tests.fakes.ollama_server import FakeOllama, FromSchema, ToolCalls
 from tests.fakes.opennvr_sim import OpenNVRSimulator
 from tests.nvr.conftest import until
 
-from .conftest import WEBSOCKET_OPTIONS
+from .conftest import PASSED_GATE, WEBSOCKET_OPTIONS
 from .workflow_files import DOOR_LOOK, write_workflow
 
 INTEGRATION = Path(__file__).parents[2] / "custom_components" / DOMAIN
@@ -112,6 +113,7 @@ def entry_options(ollama: FakeOllama, hass_read_only_user: User) -> dict[str, An
         CONF_MODEL_ALLOW_LIST: ["llava:13b"],
         CONF_CAMERA_ROLES: {"front_door": "1", "driveway": "2"},
         CONF_APPROVERS: {"users": [], "notify": [f"notify.{PHONE}"]},
+        CONF_MODEL_GATE: dict(PASSED_GATE),
     }
 
 

@@ -46,6 +46,7 @@ from custom_components.opennvr_workflows.const import (
     TRANSPORT_NATS,
     TRANSPORT_WEBSOCKET,
 )
+from custom_components.opennvr_workflows.evaluation import gate
 from custom_components.opennvr_workflows.flow_steps import CONF_SKIP_AI
 from tests.fakes.ollama_server import FakeOllama
 from tests.fakes.opennvr_sim import OpenNVRSimulator
@@ -270,6 +271,8 @@ async def test_options_flow_provides_every_placeholder_it_uses(
     sim: OpenNVRSimulator,
     ollama: FakeOllama,
     setup_entry: MockConfigEntry,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     shown = Shown("options")
     options = hass.config_entries.options
@@ -308,6 +311,28 @@ async def test_options_flow_provides_every_placeholder_it_uses(
     await submit(result, models)
     del ollama.models["qwen2.5vl:3b"]
     await submit(result, models)
+    ollama.models["qwen2.5vl:3b"] = ("completion", "vision")
+    # the evaluation pages: a measurement that runs (one look case), then one that cannot
+    cases = tmp_path / "cases"
+    (cases / "look").mkdir(parents=True)
+    monkeypatch.setattr(gate, "DEFAULT_CASES", cases)
+    (cases / "look" / "one.yaml").write_text(
+        "id: one\nsuite: look\nabout: One row.\nstep:\n  ai: { mode: look, prompt: Is it?, "
+        "input: text, text: a note, decision: [yes, no] }\nexpect: { decision: yes }\n"
+    )
+    for broken in (False, True):
+        if broken:
+            (cases / "look" / "broken.yaml").write_text("id: broken\n")
+        flow = await page("ollama")
+        flow = await submit(flow, {CONF_OLLAMA_URL: ollama.url, CONF_SKIP_AI: False})
+        flow = await submit(flow, models)
+        assert flow["step_id"] == "evaluate"
+        flow = await submit(flow, {"run_evaluation": True})
+        assert flow["type"] is FlowResultType.SHOW_PROGRESS
+        await hass.async_block_till_done()
+        flow = shown(await options.async_configure(flow["flow_id"]))
+        assert flow["step_id"] == ("evaluate_failed" if broken else "evaluate_done")
+        await submit(flow, {})
     await ollama.stop()
     await submit(result, models)
 

@@ -27,7 +27,10 @@ TOOLS = frozenset(
     {"describe_camera", "recent_events", "site_lookup", "search_footage", "ask_person"}
 )
 ROLES = frozenset({"yard-east", "yard-west"})
-SKILLS = frozenset({"detector", "language_model", "vision_model", "semantic_search"})
+#: The RFC site has passed the evaluation gate, so its Investigate step may run.
+SKILLS = frozenset(
+    {"detector", "language_model", "vision_model", "semantic_search", "investigate_model"}
+)
 
 #: (code, line, what the message must name) for each warning the example gets.
 EXPECTED_WARNINGS = [

@@ -33,6 +33,10 @@ TEXT = textwrap.dedent("""\
     """)
 
 
+#: A site's model skills, the evaluation gate passed (its Investigate steps may run).
+GATED = frozenset({"language_model", "vision_model", "investigate_model"})
+
+
 def codes(site: SiteProfile | None) -> list[str]:
     return [p.code for p in validate_text(TEXT, site=site).errors]
 
@@ -46,7 +50,7 @@ def test_each_part_is_checked_only_when_given() -> None:
     assert codes(tools) == ["WF-TOOL-NOT-HERE", "WF-AI-TOOL-UNKNOWN"]
     roles = SiteProfile(camera_roles=frozenset({"front_door"}))
     assert codes(roles) == ["WF-AI-TOOL-UNKNOWN", "WF-CAMERA-ROLE-UNMAPPED"]
-    skills = SiteProfile(skills=frozenset({"intrusion", "language_model", "vision_model"}))
+    skills = SiteProfile(skills=GATED | {"intrusion"})
     assert codes(skills) == ["WF-SKILL-MISSING", "WF-AI-TOOL-UNKNOWN"]
 
 
@@ -80,7 +84,7 @@ def test_an_unmapped_role_says_where_to_map_it() -> None:
 
 def test_a_skill_used_but_not_listed_is_refused_where_it_is_used() -> None:
     text = TEXT.replace("needs: [intrusion, language_model, vision_model, semantic_search]", "")
-    site = SiteProfile(skills=frozenset({"intrusion", "language_model", "vision_model"}))
+    site = SiteProfile(skills=GATED | {"intrusion"})
     report = validate_text(text, site=site)
     missing = [p for p in report.errors if p.code == "WF-SKILL-MISSING"]
     assert [p.path for p in missing] == ["$.then[0].ai.tools[1]"]
@@ -119,3 +123,21 @@ def test_a_profile_holds_sets_of_names_only() -> None:
     profile = SiteProfile(tools=frozenset({"describe_camera"}))
     assert profile == SiteProfile(tools=frozenset({"describe_camera"}))
     assert hash(profile) == hash(SiteProfile(tools=frozenset({"describe_camera"})))
+
+
+def test_an_investigate_step_waits_for_a_model_that_passed_the_gate() -> None:
+    """A site that knows its skills but whose model has not passed the evaluation refuses
+    an Investigate step at its mode, saying what to do; a Look step is not gated."""
+    fixed = TEXT.replace(", descibe_window", "").replace("search_footage", "describe_window")
+    have = frozenset({"intrusion", "language_model", "vision_model", "semantic_search"})
+    errors = validate_text(fixed, site=SiteProfile(skills=have)).errors
+    (gate,) = errors
+    assert (gate.code, gate.path, gate.line) == ("WF-SKILL-MISSING", "$.then[0].ai.mode", 8)
+    assert "'investigate_model'" in gate.message
+    assert "0.80" in gate.message
+    assert "options (the Ollama page)" in gate.message
+    passed = SiteProfile(skills=have | {"investigate_model"})
+    assert validate_text(fixed, site=passed).ok
+    assert validate_text(fixed, site=None).ok  # the contract alone knows no gate
+    look = load_template("parcel_at_door")
+    assert validate_workflow(look, site=SiteProfile(skills=frozenset(look.needs))).ok

@@ -4,8 +4,8 @@ once for the domain (``async_setup``), each acting on the entry named by
 
 The handlers live by topic: :mod:`.ai_actions` (look, investigate), :mod:`.run_actions`
 (run_workflow, set_workflow_state, mark_run, get_runs, reload), :mod:`.file_actions` (validate,
-import, export, rollback), :mod:`.trial` (try_workflow) and :mod:`.history_action`
-(search_history); each module documents its
+import, export, rollback), :mod:`.trial` (try_workflow), :mod:`.history_action`
+(search_history) and :mod:`.describe` (describe_workflow); each module documents its
 responses. The fields, selectors and descriptions are in ``services.yaml`` and
 ``strings.json``.
 """
@@ -22,7 +22,15 @@ from homeassistant.core import HomeAssistant, ServiceCall, ServiceResponse, Supp
 from homeassistant.helpers import config_validation as cv
 
 from ..const import DOMAIN
-from . import ai_actions, approval_api, file_actions, history_action, run_actions, trial
+from . import (
+    ai_actions,
+    approval_api,
+    describe,
+    file_actions,
+    history_action,
+    run_actions,
+    trial,
+)
 from .approval_links import async_register_views
 
 Handler = Callable[[HomeAssistant, ServiceCall], Awaitable[ServiceResponse]]
@@ -142,6 +150,18 @@ SERVICES: Final[dict[str, tuple[Handler, vol.Schema, SupportsResponse]]] = {
         SupportsResponse.OPTIONAL,
     ),
     "reload": (run_actions.async_reload, _schema({}), SupportsResponse.OPTIONAL),
+    "describe_workflow": (
+        describe.async_describe_action,
+        _schema(
+            {
+                vol.Required("sentence"): vol.All(cv.string, vol.Length(min=3, max=1000)),
+                vol.Optional("save", default=False): cv.boolean,
+                vol.Optional("file_name"): cv.string,
+                vol.Optional("overwrite", default=False): cv.boolean,
+            }
+        ),
+        SupportsResponse.ONLY,
+    ),
     "search_history": (
         history_action.async_search_history,
         _schema(

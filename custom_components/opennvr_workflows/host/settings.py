@@ -21,6 +21,7 @@ from ..const import (
     CONF_EMBEDDING_MODEL,
     CONF_HARDWARE,
     CONF_MODEL_ALLOW_LIST,
+    CONF_MODEL_GATE,
     CONF_MOVING_WEBHOOKS,
     CONF_OLLAMA_URL,
     CONF_SITE_FACTS,
@@ -33,6 +34,7 @@ from ..const import (
     HARDWARE_CPU,
     HARDWARE_GPU,
 )
+from ..evaluation.gate import GateResult
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +54,8 @@ class HostSettings:
     ollama_url: str = DEFAULT_OLLAMA_URL
     vision_model: str = ""
     text_model: str = ""
+    #: the evaluation gate's stored result (None: never measured)
+    model_gate: GateResult | None = None
     #: the embedding model of the history search ("": search by words only)
     embedding_model: str = ""
     hardware: str = HARDWARE_CPU
@@ -109,6 +113,7 @@ class HostSettings:
             ollama_url=str(options.get(CONF_OLLAMA_URL) or DEFAULT_OLLAMA_URL),
             vision_model=str(options.get(CONF_VISION_MODEL) or ""),
             text_model=str(options.get(CONF_TEXT_MODEL) or ""),
+            model_gate=GateResult.from_option(options.get(CONF_MODEL_GATE)),
             embedding_model=str(options.get(CONF_EMBEDDING_MODEL) or ""),
             hardware=hardware if hardware in (HARDWARE_CPU, HARDWARE_GPU) else HARDWARE_CPU,
             webhooks={

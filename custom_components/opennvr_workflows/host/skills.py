@@ -2,13 +2,15 @@
 
 Handed to the validator, so a workflow that needs something the site lacks is refused at
 import with the skill's name (the RFC's decision: a missing skill is a validation error,
-not a runtime failure).
+not a runtime failure). ``investigate_model`` is granted by the evaluation gate, not by a
+setting: see :func:`gate_open`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
+from ..workflow.vocabulary import INVESTIGATE_MODEL_SKILL
 from .settings import HostSettings
 
 
@@ -23,5 +25,15 @@ def site_skills(
         out.add("language_model")
     if settings.ai_enabled and settings.vision_model:
         out.add("vision_model")
+    if gate_open(settings):
+        out.add(INVESTIGATE_MODEL_SKILL)
     out.update(apps)
     return frozenset(out)
+
+
+def gate_open(settings: HostSettings) -> bool:
+    """Whether the evaluation gate is open: AI on, and the stored look-suite result is the
+    vision model's (the model the suite measures) with its Wilson lower bound at 0.80 or
+    above. Investigate steps and Describe it wait for it."""
+    gate = settings.model_gate
+    return settings.ai_enabled and gate is not None and gate.opens_for(settings.vision_model)

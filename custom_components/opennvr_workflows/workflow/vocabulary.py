@@ -36,6 +36,7 @@ __all__ = [
     "CORE_SKILLS",
     "DURATION_RANGES",
     "HOME_ASSISTANT_SAFE_ACTIONS",
+    "INVESTIGATE_MODEL_SKILL",
     "MAX_NESTING",
     "MAX_STEPS",
     "MAX_TOOLS",
@@ -266,5 +267,12 @@ CORE_SKILLS: Mapping[str, str] = MappingProxyType(
         "face_recognition": "the face gallery (recognize_faces)",
         "plate_recognition": "plate reading (recent_plates)",
         "semantic_search": "semantic search over recordings (search_footage, search_history)",
+        "investigate_model": "a model measured fit for Investigate steps (the evaluation's gate)",
     }
 )
+
+#: The skill a site has once its model passed the evaluation gate (the look suite's 95 %
+#: Wilson lower bound at 0.80 or above, measured from the integration's options). Against a
+#: site that knows its skills, an Investigate step without it is refused: an agent that
+#: chooses its own tools is trusted only on a model measured on golden cases.
+INVESTIGATE_MODEL_SKILL = "investigate_model"

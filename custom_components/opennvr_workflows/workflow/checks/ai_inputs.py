@@ -14,7 +14,13 @@ import difflib
 
 from ..model import InvestigateSpec, LookSpec
 from ..paths import PathPart
-from ..vocabulary import ACTUATOR_TOOL_NAMES, AI_TOOL_NAMES, MAX_TOOLS, TOOL_SKILLS
+from ..vocabulary import (
+    ACTUATOR_TOOL_NAMES,
+    AI_TOOL_NAMES,
+    INVESTIGATE_MODEL_SKILL,
+    MAX_TOOLS,
+    TOOL_SKILLS,
+)
 from .context import CheckContext
 from .placeholders import check_text, placeholders_in
 from .scope import Scope
@@ -73,6 +79,7 @@ def check_investigate(
 ) -> None:
     """Check an Investigate: its goal, placeholder-free instructions, and its tools."""
     ctx.need("language_model", (*body, "mode"))
+    _check_gate(ctx, body)
     check_text(ctx, spec.goal, scope, (*body, "goal"))
     if spec.instructions is not None and placeholders_in(spec.instructions)[0]:
         ctx.report(
@@ -115,6 +122,21 @@ def check_investigate(
             "fewer tools make small models choose better",
             (*body, "tools"),
         )
+
+
+def _check_gate(ctx: CheckContext, body: tuple[PathPart, ...]) -> None:
+    """Against a site that knows its skills, an Investigate step needs a model that passed
+    the evaluation gate (the skill the gate grants; it is not written in ``needs``)."""
+    have = ctx.site.skills
+    if have is None or INVESTIGATE_MODEL_SKILL in have:
+        return
+    ctx.report(
+        "WF-SKILL-MISSING",
+        f"an Investigate step needs the skill {INVESTIGATE_MODEL_SKILL!r}: a model that passed "
+        "the evaluation (the look cases' 95 % Wilson lower bound at 0.80 or above). Measure "
+        "the model on the integration's options (the Ollama page), or use a Look step",
+        (*body, "mode"),
+    )
 
 
 def _check_here(ctx: CheckContext, tool: str, where: tuple[PathPart, ...]) -> None:
