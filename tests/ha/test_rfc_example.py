@@ -3,6 +3,7 @@ lingering in a zone in the simulator starts it, and it runs in Test mode as writ
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -89,8 +90,8 @@ async def test_the_rfc_example_as_written_starts_on_a_person_lingering(
     host = await start(hass, config_entry, sim, RFC_FILE.read_text())
     detail = await linger_and_run(host, sim)
     assert detail["test"] == 1
-    assert '"kind": "person_in_zone"' in detail["trigger"]
-    assert '"track_id": "8812"' in detail["trigger"]
+    assert json.loads(detail["trigger"])["kind"] == "person_in_zone"
+    assert json.loads(detail["trigger"])["track_id"] == "8812"
     now: datetime = dt_util.now()
     at_night = now.hour >= 22 or now.hour < 6
     ai_ran = any(s["kind"] == "ai" for s in detail["steps"])
