@@ -9,7 +9,7 @@ version does not speak.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 import probatio as vol
 from homeassistant.config_entries import ConfigEntry, ConfigFlow, ConfigFlowResult
@@ -48,12 +48,26 @@ RECONFIGURE_SCHEMA = vol.Schema(
 )
 
 
+#: Form errors that refuse the token itself: the form does not send that token back.
+TOKEN_REFUSED: Final = frozenset({"invalid_auth", "missing_scopes"})
+
+
 def _normalise(user_input: Mapping[str, Any]) -> dict[str, Any]:
     return {
         CONF_URL: str(user_input[CONF_URL]).strip().rstrip("/"),
         CONF_TOKEN: str(user_input[CONF_TOKEN]).strip(),
         CONF_VERIFY_SSL: bool(user_input.get(CONF_VERIFY_SSL, True)),
     }
+
+
+def _kept_input(user_input: Mapping[str, Any], errors: Mapping[str, str]) -> dict[str, Any]:
+    """What the form shows again after an error: everything typed, the token included
+    when the error is about the address (the user corrects only that), but not a token
+    the site refused."""
+    kept = suggestions(user_input)
+    if CONF_TOKEN in user_input and not TOKEN_REFUSED.intersection(errors.values()):
+        kept[CONF_TOKEN] = user_input[CONF_TOKEN]
+    return kept
 
 
 class OpenNVRWorkflowsConfigFlow(TransportAndAISteps, ConfigFlow, domain=DOMAIN):
@@ -103,6 +117,7 @@ class OpenNVRWorkflowsConfigFlow(TransportAndAISteps, ConfigFlow, domain=DOMAIN)
     async def async_step_user(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
         errors: dict[str, str] = {}
         placeholders: dict[str, str] = {"url_example": URL_EXAMPLE}
+        kept: dict[str, Any] = {}
         if user_input is not None:
             data = _normalise(user_input)
             if site := await self._check(data, errors, placeholders):
@@ -111,11 +126,10 @@ class OpenNVRWorkflowsConfigFlow(TransportAndAISteps, ConfigFlow, domain=DOMAIN)
                 self._data = data
                 self._title = site.info.name or TITLE
                 return await self.async_step_transport()
+            kept = _kept_input(user_input, errors)
         return self.async_show_form(
             step_id="user",
-            data_schema=self.add_suggested_values_to_schema(
-                USER_SCHEMA, suggestions(user_input or {})
-            ),
+            data_schema=self.add_suggested_values_to_schema(USER_SCHEMA, kept),
             errors=errors,
             description_placeholders=placeholders,
         )

@@ -99,8 +99,8 @@ class WorkflowViews:
     def device_info(self, workflow_id: str) -> DeviceInfo:
         """The workflow's device: named after the workflow, under the site device.
 
-        A file that does not load keeps the name its device already has (a typo in the
-        file does not rename the device to the file name)."""
+        A file this site cannot run is named by the name it declares; one that names none
+        (a typo in the file) keeps the name its device already has, not its file name."""
         identifier = workflow_device_identifier(self.site_id, workflow_id)
         info = DeviceInfo(
             identifiers={identifier},
@@ -119,7 +119,12 @@ class WorkflowViews:
             device = dr.async_get(self.hass).async_get_device_by_identifier(
                 identifier, self.entry.entry_id
             )
-            info["name"] = device.name if device is not None and device.name else workflow_id
+            loaded = self.file(workflow_id)
+            info["name"] = (
+                (loaded.declared_name if loaded is not None else None)
+                or (device.name if device is not None else None)
+                or workflow_id
+            )
         return info
 
     # ── the feed ───────────────────────────────────────────────────────

@@ -542,6 +542,37 @@ async def test_a_refused_token_is_not_sent_back_to_the_browser(
     assert wrong not in form
 
 
+def suggested(result: Any, field: str) -> Any:
+    """The value a form shows in ``field`` when it opens (None when it shows none)."""
+    key = next(k for k in result["data_schema"].schema if k == field)
+    return (key.description or {}).get("suggested_value")
+
+
+@pytest.mark.parametrize(
+    ("url", "error"),
+    [("nvr at home", {CONF_URL: "invalid_url"}), ("/health", {"base": "not_opennvr"})],
+)
+async def test_an_address_error_keeps_the_typed_token(
+    hass: HomeAssistant, sim: OpenNVRSimulator, url: str, error: dict[str, str]
+) -> None:
+    """The user corrects the address only: the token they typed is still in the form."""
+    flow_id = await _start_flow(hass)
+    typed = sim.url + url if url.startswith("/") else url
+    result = await hass.config_entries.flow.async_configure(
+        flow_id, {CONF_URL: typed, CONF_TOKEN: sim.config.token, CONF_VERIFY_SSL: False}
+    )
+    assert result["errors"] == error
+    assert suggested(result, CONF_TOKEN) == sim.config.token
+    assert suggested(result, CONF_URL) == typed
+    assert suggested(result, CONF_VERIFY_SSL) is False
+
+    # Submitted as the form now stands (the URL corrected), the site is added.
+    result = await hass.config_entries.flow.async_configure(
+        flow_id, {CONF_URL: sim.url, CONF_TOKEN: suggested(result, CONF_TOKEN)}
+    )
+    assert result["step_id"] == "transport"
+
+
 async def test_reconfigure_never_shows_the_token_and_a_blank_one_keeps_it(
     hass: HomeAssistant, sim: OpenNVRSimulator, setup_entry: MockConfigEntry
 ) -> None:

@@ -184,6 +184,7 @@ async def test_each_workflow_file_gets_a_device_under_the_site(
     site_device = config_entry.runtime_data.site_device_id
     # The templates were copied too: every file has its device, valid at this site or not.
     assert len(host.files) > 2
+    assert any(f.workflow is None for f in host.files.values()), "a template this site cannot run"
     for workflow_id, loaded in host.files.items():
         device = devices.async_get_device_by_identifier(
             workflow_device_identifier(site_id, workflow_id), config_entry.entry_id
@@ -192,6 +193,11 @@ async def test_each_workflow_file_gets_a_device_under_the_site(
         assert device.via_device_id == site_device
         if loaded.workflow is not None:
             assert device.name == loaded.workflow.name
+        else:
+            # Not runnable here (a camera role or skill missing), yet named as its file
+            # names it, not by its file name.
+            assert device.name == loaded.declared_name, workflow_id
+            assert device.name != workflow_id
         for platform, key in [*KEYS.items(), *(("sensor", k) for k in SENSOR_KEYS)]:
             registered = er.async_get(hass).async_get(entity(hass, platform, workflow_id, key))
             assert registered is not None

@@ -28,6 +28,7 @@ from ..nvr.hub import EventHub
 from ..nvr.presence_ha import async_start_presence
 from ..workflow import Problem, Report, SiteProfile, Workflow, validate_text
 from ..workflow.model import PersonInZoneTrigger
+from ..workflow.yaml_loader import load_yaml
 from . import files as folder_io
 from . import issues
 from .action_effects import ActionJudge, cleared_steps, import_hook
@@ -67,6 +68,20 @@ class WorkflowFile:
     @property
     def errors(self) -> tuple[Problem, ...]:
         return tuple(p for p in self.report.problems if p.severity == "error")
+
+    @property
+    def declared_name(self) -> str | None:
+        """The name the file gives itself, also when this site cannot run it (a workflow
+        waiting for a camera role still has the name its author chose, which beats its file
+        name wherever a person reads it); None for a file that is unreadable or names none."""
+        if self.workflow is not None:
+            return self.workflow.name
+        located, _ = load_yaml(self.text) if self.text is not None else (None, [])
+        data = located.data if located is not None else None
+        name = data.get("name") if isinstance(data, dict) else None
+        if not isinstance(name, str) or not name.strip():
+            return None
+        return name.strip()
 
 
 class WorkflowHost:
