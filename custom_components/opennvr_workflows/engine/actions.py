@@ -136,9 +136,15 @@ class ActionSteps:
             run.unknown_steps += 1
             self._stats.unknown_steps += 1
             return
-        self._recorder.record(run, path, kind, "intent" if once else "running", inputs=summary)
         # An intent must survive a power cut before the world is touched: lost, a
         # restart would not know the action may have happened, and would do it again.
+        # A repeatable effect's "running" stays in memory: a restart that finds no row
+        # for the step sends it again with the same key, as it would after "running".
+        self._recorder.record(
+            run, path, kind, "intent" if once else "running", inputs=summary, write=once
+        )
+        # Before the world is touched, what led here (the run's row, the records
+        # that chose this path) is committed, and an intent synced.
         await self._db.store.flush(durable=once)
         ctx = run_context(
             run, path, ai_derived=derived, needs_person=run.ai_derived and lineage.person is None

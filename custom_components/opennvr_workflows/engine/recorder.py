@@ -79,8 +79,11 @@ class StepRecorder:
         result: dict[str, Any] | None = None,
         state: dict[str, Any] | None = None,
         ai: AiResult | None = None,
+        write: bool = True,
     ) -> StepRecord:
-        """Update the step's record in memory and queue its row."""
+        """Update the step's record in memory and queue its row (``write=False``:
+        memory only, for a state the next record of the step overwrites and a
+        restart need not see)."""
         now = self._clock.now_ts()
         rec = run.steps.get(path)
         if rec is None:
@@ -96,6 +99,8 @@ class StepRecorder:
         rec.state = state
         if status in SETTLED:
             rec.ended_at = now
+        if not write:
+            return rec
         ms = None if rec.ended_at is None else int((rec.ended_at - rec.started_at) * 1000)
         params: tuple[Any, ...] = (
             run.run_id,

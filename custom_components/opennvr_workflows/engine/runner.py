@@ -10,7 +10,8 @@ Order of writes, which is what the restart guarantees rest on:
 
 * a step's record is queued before its work and its result after; before any
   effect on the world the queue is flushed, so the database never lags what
-  was done;
+  was done (a repeatable effect's "running" record stays in memory: a restart
+  that finds no row for it sends it again, as it would after "running");
 * an action that moves things (or POSTs a webhook) writes an *intent* first.
   A replay that finds an intent without a result cannot know whether the act
   happened, so it marks the step ``unknown`` and raises an alert, and never
