@@ -93,6 +93,8 @@ export interface RunPage {
   tool_calls: ToolCall[];
   evidence: { kind: string; camera: string; url: string }[];
   approvals: { approval_id: string; message: string; status: string; reply: string | null; answered_by: string | null }[];
+  /** The stored mark: right or wrong, the name of who marked it, when; null while unmarked. */
+  mark: { right: boolean; by: string | null; at: number } | null;
 }
 
 export interface Version {

@@ -31,8 +31,10 @@ export class OpennvrApprovals extends LitElement {
   connectedCallback(): void {
     super.connectedCallback();
     void this._load();
+    // "approvals": the host's questions changed (one is ready to answer, or closed); the
+    // engine's approval_* events can come before the question is delivered or closed.
     this._unsub = api.subscribe(this.hass, (e) => {
-      if (e.kind.startsWith("approval_")) void this._load();
+      if (e.kind === "approvals" || e.kind.startsWith("approval_")) void this._load();
     });
   }
 

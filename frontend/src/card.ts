@@ -37,13 +37,34 @@ class OpennvrApprovalsCard extends LitElement {
   }
 }
 
+/** Home Assistant's own connection, once the frontend has one (this module loads on every
+ * page, before any card exists); null when none comes within a minute. */
+async function frontendHass(): Promise<Hass | null> {
+  for (let tries = 0; tries < 600; tries++) {
+    const hass = (document.querySelector("home-assistant") as unknown as { hass?: Hass } | null)?.hass;
+    if (hass) return hass;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return null;
+}
+
 if (!customElements.get("opennvr-approvals-card")) {
   customElements.define("opennvr-approvals-card", OpennvrApprovalsCard);
   const w = window as unknown as { customCards?: unknown[] };
   w.customCards = w.customCards ?? [];
+  // The card picker reads the name and description when it opens: by then the texts are
+  // loaded in the user's language (getters, so they are read then and not now).
   w.customCards.push({
     type: "opennvr-approvals-card",
-    name: "OpenNVR questions waiting",
-    description: "Questions from OpenNVR workflows, answered here.",
+    get name() {
+      return t("card_name");
+    },
+    get description() {
+      return t("card_description");
+    },
   });
+  // Without texts the picker shows the keys: nothing worse, so a failure is not reported.
+  void frontendHass()
+    .then((hass) => (hass ? loadTexts(hass) : undefined))
+    .catch(() => undefined);
 }

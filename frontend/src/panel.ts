@@ -51,7 +51,6 @@ class OpennvrWorkflowsPanel extends LitElement {
     _tried: { state: true },
     _trying: { state: true },
     _templates: { state: true },
-    _marked: { state: true },
     _ready: { state: true },
   };
   hass!: Hass;
@@ -71,7 +70,6 @@ class OpennvrWorkflowsPanel extends LitElement {
   _tried: Tried | null = null;
   _trying = false;
   _templates: Template[] = [];
-  _marked: Record<string, boolean> = {};
   _ready = false;
   private _unsub?: Promise<() => void>;
 
@@ -414,7 +412,8 @@ class OpennvrWorkflowsPanel extends LitElement {
   private _runView() {
     const run = this._run;
     if (!run) return html`<p class="muted">…</p>`;
-    const marked = this._marked[run.run_id];
+    // The stored mark (the page reloads after marking, and when anyone marks the run).
+    const marked = run.mark?.right;
     return html`<div class="card">
         <div class="row">
           <h2 class="grow">${run.outcome ?? run.status}</h2>
@@ -423,9 +422,11 @@ class OpennvrWorkflowsPanel extends LitElement {
         <div class="muted">${when(run.started_at)} · ${String(run.trigger.kind ?? "")} ${String(run.trigger.camera_role ?? "")}</div>
         ${run.error ? html`<div class="error">${run.error}</div>` : nothing}
         <div class="row marks">
-          <button class=${marked === true ? "on mark-right" : "mark-right"} @click=${() => this._mark(run.run_id, true)}>${t("mark_right")}</button>
-          <button class=${marked === false ? "on mark-wrong" : "mark-wrong"} @click=${() => this._mark(run.run_id, false)}>${t("mark_wrong")}</button>
-          ${marked === undefined ? nothing : html`<span class="muted marked">${t(marked ? "marked_right" : "marked_wrong")}</span>`}
+          <button class=${marked === true ? "on mark-right" : "mark-right"} aria-pressed=${marked === true ? "true" : "false"} @click=${() => this._mark(run.run_id, true)}>${t("mark_right")}</button>
+          <button class=${marked === false ? "on mark-wrong" : "mark-wrong"} aria-pressed=${marked === false ? "true" : "false"} @click=${() => this._mark(run.run_id, false)}>${t("mark_wrong")}</button>
+          ${run.mark
+            ? html`<span class="muted marked">${t(run.mark.right ? "marked_right" : "marked_wrong")}${run.mark.by ? ` · ${run.mark.by}` : ""}</span>`
+            : nothing}
         </div>
       </div>
       ${run.evidence.map((e) => html`<div class="card"><img class="evidence" src=${e.url} alt=${e.camera} /></div>`)}
@@ -471,7 +472,7 @@ class OpennvrWorkflowsPanel extends LitElement {
   private async _mark(run: string, right: boolean): Promise<void> {
     await this._guard(async () => {
       await api.mark(this.hass, run, right);
-      this._marked = { ...this._marked, [run]: right };
+      this._run = await api.run(this.hass, run);
     });
   }
 

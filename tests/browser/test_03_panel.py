@@ -1,16 +1,23 @@
 """The Workflows panel as the owner uses it, in Chromium on a real Home Assistant with the
 demo NVR: the demo workflows in the list, a new workflow typed in the editor with a located
 problem that appears and goes away, saved in Test, a run started by a simulator alert that
-appears live with its steps, marked, and a version rolled back. A screenshot per step."""
+appears live with its steps, marked (the mark still shown when the run is opened again),
+a version rolled back, and questions answered from the dashboard card and from the panel's
+Questions tab. A screenshot per step."""
 
 from __future__ import annotations
 
-import pytest
-from playwright.sync_api import Page, expect
+import json
+import re
+from typing import Any
 
+import pytest
+from playwright.sync_api import Locator, Page, expect
+
+from custom_components.opennvr_workflows.const import WORKFLOW_FOLDER
 from custom_components.opennvr_workflows.workflow import template_names
-from tests.browser.frontend import Screenshots, assert_translated
-from tests.browser.services import Stack
+from tests.browser.frontend import Screenshots, assert_translated, call_ws
+from tests.browser.services import OWNER, ROOT, Stack
 from tests.browser.test_01_add_integration import DOMAIN
 
 PANEL = "opennvr-workflows"
@@ -65,6 +72,9 @@ def test_the_panel_lists_the_demo_workflows(page: Page, site: Stack, shot: Scree
             )
         else:
             expect(row.locator(".attention")).to_contain_text("Not loaded: Line ")
+            # Listed under its file's name (it has no other), not its id.
+            workflow_id = row.get_attribute("data-workflow")
+            expect(row.locator("h3")).to_have_text(re.compile(rf"^{workflow_id}\.ya?ml$"))
     assert_translated(panel, "the Workflows panel")
     shot(page, "list")
     page.set_viewport_size({"width": 390, "height": 844})
@@ -104,12 +114,22 @@ def test_a_new_workflow_is_checked_as_typed_saved_in_test_and_runs_live(
     expect(run).to_be_visible(timeout=60_000)
     expect(run).to_contain_text("Test")
     shot(page, "run-appeared")
+    run_id = run.get_attribute("data-run")
     run.click()
     expect(page.locator('.step[data-path="then.0"]')).to_contain_text("log")
     expect(page.locator('.step[data-path="then.0"]')).to_contain_text("Would have")
     page.get_by_role("button", name="Wrong").click()
     expect(page.get_by_text("Marked wrong")).to_be_visible()
     shot(page, "run-marked")
+
+    # Opened again later (a new page), the run still says how it was marked and by whom.
+    open_panel(page, site)
+    page.get_by_role("link", name=NAME).click()
+    page.locator(f'.run[data-run="{run_id}"]').click()
+    expect(page.locator(".marked")).to_have_text(f"Marked wrong · {OWNER['name']}")
+    expect(page.locator("button.mark-wrong")).to_have_attribute("aria-pressed", "true")
+    expect(page.locator("button.mark-right")).to_have_attribute("aria-pressed", "false")
+    shot(page, "mark-shown-again")
 
 
 def test_a_version_is_compared_and_rolled_back(page: Page, site: Stack, shot: Screenshots) -> None:
@@ -135,3 +155,206 @@ def test_a_version_is_compared_and_rolled_back(page: Page, site: Stack, shot: Sc
     page.get_by_role("button", name="Edit").click()
     expect(page.locator(".cm-content")).to_contain_text("A person on")
     shot(page, "rolled-back")
+
+
+# ── questions: the dashboard card and the Questions tab ──────────────────
+
+QUESTION_NAME = "Browser test, somebody at a camera"
+#: Two runs at most (each from its own camera: a run that waits joins later alerts of its
+#: camera), so two questions wait: one for the card, one for the Questions tab.
+QUESTION = f"""contract: workflow.v1
+name: {QUESTION_NAME}
+state: on
+limits: {{ cooldown: 0s, per_hour: 2 }}
+when:
+  alert: {{ alert_type: person }}
+then:
+  - ask_person:
+      who: role:owner
+      message: "Somebody at {{camera}}. Let them in?"
+      replies: [Let in, Keep closed]
+      timeout: 30m
+      default: Keep closed
+    Let in: [ log: "Let in by {{answered_by}}" ]
+    Keep closed: [ log: "Kept closed" ]
+"""
+#: A second person asked with the owner (who else was asked); never logs in.
+NEIGHBOUR = "Sam Neighbour"
+BOARD = "opennvr-questions"
+STRINGS = ROOT / "custom_components" / DOMAIN / "strings.json"
+
+
+def panel_text(key: str) -> str:
+    """A panel text in English, as strings.json has it."""
+    exceptions = json.loads(STRINGS.read_text(encoding="utf-8"))["exceptions"]
+    return str(exceptions[f"panel_{key}"]["message"])
+
+
+def set_approvers(stack: Stack, roles: str) -> None:
+    """The options' Approvers page through Home Assistant's options-flow API: ``roles`` as
+    typed there, nobody for every role. Saving reloads the entry."""
+    (entry,) = stack.ha.entries(DOMAIN)
+    base = "/api/config/config_entries/options/flow"
+    flow = stack.ha.request("POST", base, {"handler": entry["entry_id"]})
+    form = stack.ha.request("POST", f"{base}/{flow['flow_id']}", {"next_step_id": "approvers"})
+    assert form["step_id"] == "approvers", form
+    done = stack.ha.request(
+        "POST", f"{base}/{flow['flow_id']}", {"users": [], "roles": roles, "notify": []}
+    )
+    assert done["type"] == "create_entry", done
+
+
+def add_card_to_a_dashboard(page: Page) -> None:
+    """A dashboard of its own (storage mode) with the questions card, as a person adds one."""
+    call_ws(
+        page,
+        {
+            "type": "lovelace/dashboards/create",
+            "url_path": BOARD,
+            "title": "Questions",
+            "icon": "mdi:account-question",
+            "show_in_sidebar": True,
+            "require_admin": False,
+            "mode": "storage",
+        },
+    )
+    call_ws(
+        page,
+        {
+            "type": "lovelace/config/save",
+            "url_path": BOARD,
+            "config": {
+                "views": [
+                    {
+                        "title": "Questions",
+                        "path": "waiting",
+                        "cards": [{"type": "custom:opennvr-approvals-card"}],
+                    }
+                ]
+            },
+        },
+    )
+
+
+def questions(page: Page) -> dict[str, dict[str, Any]]:
+    """The open questions the owner is asked, by id (what the card and the tab list)."""
+    listed = call_ws(page, {"type": f"{DOMAIN}/approvals/list"})
+    return {row["approval_id"]: row for row in listed["approvals"]}
+
+
+def run_page(page: Page, run_id: str) -> dict[str, Any]:
+    found: dict[str, Any] = call_ws(page, {"type": f"{DOMAIN}/workflows/run", "run_id": run_id})
+    return found
+
+
+def wait_run_done(page: Page, run_id: str) -> dict[str, Any]:
+    """The run once it ended (it continues after the answer, off the answer's request)."""
+    page.wait_for_function(
+        """async ([type, run_id]) => {
+          const hass = document.querySelector("home-assistant").hass;
+          return (await hass.callWS({ type, run_id })).status === "done";
+        }""",
+        arg=[f"{DOMAIN}/workflows/run", run_id],
+        polling=500,
+        timeout=30_000,
+    )
+    return run_page(page, run_id)
+
+
+def shows_its_picture(question: Locator) -> None:
+    picture = question.locator("img")
+    expect(picture).to_be_visible()
+    page_loaded = picture.evaluate("img => img.complete && img.naturalWidth > 0")
+    assert page_loaded, f"the question's picture did not load: {picture.get_attribute('src')}"
+
+
+def test_questions_are_answered_from_the_card_and_the_questions_tab(
+    page: Page, site: Stack, shot: Screenshots
+) -> None:
+    page.goto(f"{site.ha.url}/{PANEL}")
+    expect(page.locator("opennvr-workflows-panel")).to_be_attached()
+    created = call_ws(
+        page,
+        {"type": "config/auth/create", "name": NEIGHBOUR, "group_ids": ["system-users"]},
+    )
+    assert created["user"]["name"] == NEIGHBOUR
+    # The workflow lands in the folder, then the Approvers page is saved: the entry
+    # reloads, reading the folder with it, and the question's role names two people.
+    folder = site.ha.config_dir / WORKFLOW_FOLDER
+    (folder / "browser_question.yaml").write_text(QUESTION, encoding="utf-8")
+    set_approvers(site, f"owner: {OWNER['name']}, {NEIGHBOUR}")
+    add_card_to_a_dashboard(page)
+
+    # The card picker's entry is in the user's language (the integration's texts).
+    page.goto(f"{site.ha.url}/{BOARD}/waiting")
+    page.wait_for_function(
+        """(name) => (window.customCards || []).some(
+             (c) => c.type === "opennvr-approvals-card" && c.name === name)""",
+        arg=panel_text("card_name"),
+    )
+    described = page.evaluate(
+        """() => window.customCards.find((c) => c.type === "opennvr-approvals-card")
+             .description"""
+    )
+    assert described == panel_text("card_description")
+
+    # Two alerts from two cameras: two questions wait, newest first, each with its
+    # picture, the replies, and who else was asked.
+    card = page.locator("opennvr-approvals-card")
+    expect(card.get_by_role("heading", name=panel_text("card_title"))).to_be_visible()
+    waiting = card.locator(".approval")
+    expect(waiting).to_have_count(2, timeout=90_000)
+    asked = questions(page)
+    assert len(asked) == 2, asked
+    first = waiting.first
+    approval_id = first.get_attribute("data-approval")
+    assert approval_id in asked
+    row = asked[str(approval_id)]
+    assert row["workflow_name"] == QUESTION_NAME
+    expect(first.get_by_role("heading")).to_have_text(row["message"])
+    assert re.fullmatch(r"Somebody at \S.*\. Let them in\?", row["message"]), row["message"]
+    shows_its_picture(first)
+    replies = first.get_by_role("button")
+    expect(replies).to_have_text(["Let in", "Keep closed"])
+    expect(replies.first).to_be_enabled()
+    expect(first).to_contain_text(f"Asked: {OWNER['name']}, {NEIGHBOUR}")
+    assert_translated(card, "the questions card")
+    shot(page, "card-two-questions")
+
+    # Answered on the card: it says so, the question leaves, the run goes on "Let in".
+    first.get_by_role("button", name="Let in").click()
+    expect(card.get_by_role("status")).to_have_text("Answered: Let in")
+    expect(waiting).to_have_count(1)
+    expect(card.locator(f'.approval[data-approval="{approval_id}"]')).to_have_count(0)
+    shot(page, "card-answered")
+    run_id = str(row["run_id"])
+    done = wait_run_done(page, run_id)
+    steps = [(s["path"], s["status"], s["outcome"]) for s in done["steps"]]
+    assert steps == [("then.0", "done", "Let in"), ("then.0.Let in.0", "done", "done")], steps
+    (answered,) = done["approvals"]
+    assert (answered["reply"], answered["answered_by"]) == ("Let in", OWNER["name"])
+    # The panel shows the run going on past the question.
+    page.goto(f"{site.ha.url}/{PANEL}")
+    page.get_by_role("link", name=QUESTION_NAME).click()
+    page.locator(f'.run[data-run="{run_id}"]').click()
+    expect(page.locator('.step[data-path="then.0"]')).to_contain_text("Let in")
+    expect(page.locator('.step[data-path="then.0.Let in.0"]')).to_contain_text("done")
+    shot(page, "card-run-went-on")
+
+    # The other question, in the panel's Questions tab, answered there.
+    (other_id,) = set(asked) - {approval_id}
+    open_panel(page, site)
+    page.locator("button.tab-questions").click()
+    other = page.locator(f'.approval[data-approval="{other_id}"]')
+    expect(other.get_by_role("heading")).to_have_text(asked[other_id]["message"])
+    shows_its_picture(other)
+    expect(other).to_contain_text(f"Asked: {OWNER['name']}, {NEIGHBOUR}")
+    shot(page, "tab-question")
+    other.get_by_role("button", name="Keep closed").click()
+    expect(page.get_by_role("status")).to_have_text("Answered: Keep closed")
+    expect(page.get_by_text(panel_text("questions_none"))).to_be_visible()
+    shot(page, "tab-answered")
+    later = wait_run_done(page, str(asked[other_id]["run_id"]))
+    steps = [(s["path"], s["outcome"]) for s in later["steps"]]
+    assert steps == [("then.0", "Keep closed"), ("then.0.Keep closed.0", "done")], steps
+    assert questions(page) == {}

@@ -205,7 +205,8 @@ async def test_run_detail_of_a_waiting_then_finished_run(
     await engine.idle()
 
     waiting = await engine.run_detail(run_id)
-    assert set(waiting) == RUN_FIELDS | {"steps", "tool_calls", "approvals", "approval_log"}
+    assert set(waiting) == RUN_FIELDS | {"steps", "tool_calls", "approvals", "approval_log", "mark"}
+    assert waiting["mark"] is None
     assert (waiting["id"], waiting["status"]) == (run_id, "waiting")
     assert [(s["path"], s["kind"], s["status"], s["outcome"]) for s in waiting["steps"]] == [
         ("then.0", "notify", "done", "done"),
@@ -354,6 +355,48 @@ async def test_run_detail_of_a_test_run_shows_what_would_have_been_asked(
     )
     assert json.loads(detail["steps"][0]["inputs"])["message"] == "Someone at yard"
     assert effects.calls == []
+
+
+async def test_run_detail_reads_back_the_runs_mark_and_its_change(
+    make_engine: EngineFactory, clock: ManualClock
+) -> None:
+    """A mark is stored, so a run read again later (a page reopened, after a restart)
+    shows it; marking again replaces it, and another run stays unmarked."""
+    look = m.Workflow(
+        name="Look",
+        when=m.AlertTrigger(cameras=("yard",)),
+        state="on",
+        limits=m.WorkflowLimits(cooldown_s=0, per_hour=1000),
+        then=(
+            m.AIStep(
+                spec=m.LookSpec(prompt="Who is there?"),
+                decision=("delivery", "visitor"),
+                paths={"delivery": (), "visitor": (), "unsure": ()},
+            ),
+        ),
+    )
+    engine = make_engine()
+    engine.set_workflows({"look": look})
+    await engine.start()
+    (first,) = engine.submit(event(camera_id="c1"))
+    (second,) = engine.submit(event(camera_id="c2"))
+    await engine.idle()
+    assert (await engine.run_detail(first))["mark"] is None
+    keys = sorted(await engine.mark_run(first, False, "al"))
+    assert keys
+    marked = (await engine.run_detail(first))["mark"]
+    assert (marked["right"], marked["user"], marked["at"]) == (0, "al", clock.now().timestamp())
+    assert json.loads(marked["ai_steps"]) == keys
+    await clock.advance(30)
+    await engine.mark_run(first, True, "bo")
+    again = (await engine.run_detail(first))["mark"]
+    assert (again["right"], again["user"], again["at"]) == (1, "bo", clock.now().timestamp())
+    assert (await engine.run_detail(second))["mark"] is None
+    await engine.stop()
+    reopened = make_engine()
+    reopened.set_workflows({"look": look})
+    await reopened.start()
+    assert (await reopened.run_detail(first))["mark"]["right"] == 1
 
 
 async def test_an_unknown_run_is_a_clear_error_and_loses_no_write(

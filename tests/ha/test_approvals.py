@@ -716,6 +716,8 @@ async def test_the_websocket_lists_and_answers_as_the_connected_user(
     listed = await ws.receive_json()
     (row,) = listed["result"]["approvals"]
     assert row["may_answer"] is True
+    # The question's picture as a link a browser loads (here OpenNVR's signed one).
+    assert str(row["picture"]).startswith(f"http://127.0.0.1:{sim.port}/api/v1/media/s/")
     assert "tokens" not in row
     assert ticket_tokens(home) not in str(listed)
 

@@ -58,6 +58,8 @@ class Client:
     def __init__(self, socket: MockHAClientWebSocket) -> None:
         self.socket = socket
         self.next_id = 1
+        #: Messages read while waiting for a result (a subscription's events), in order.
+        self.held: list[dict[str, Any]] = []
 
     async def send(self, command: str, **data: Any) -> int:
         self.next_id += 1
@@ -70,6 +72,14 @@ class Client:
             reply = await self.socket.receive_json()
             if reply["id"] == msg_id and reply["type"] == "result":
                 return reply
+            self.held.append(reply)
+
+    async def receive(self) -> dict[str, Any]:
+        """The next message not yet seen (those held while waiting for a result first)."""
+        if self.held:
+            return self.held.pop(0)
+        message: dict[str, Any] = await self.socket.receive_json()
+        return message
 
     async def ok(self, command: str, **data: Any) -> Any:
         reply = await self(command, **data)
@@ -105,6 +115,8 @@ async def test_the_list_a_live_run_its_page_and_a_mark(
     assert rows["door"]["accuracy"] is None
     assert rows["broken"]["state"] == "invalid"
     assert rows["broken"]["problems"][0]["line"] >= 1
+    # A file the validator refused is listed by its file name, not its id.
+    assert rows["broken"]["name"] == rows["broken"]["file"] == "broken.yaml"
 
     live = await ws.send("workflows/subscribe")
     assert (await ws.socket.receive_json())["success"] is True
@@ -132,6 +144,7 @@ async def test_the_list_a_live_run_its_page_and_a_mark(
     }
 
     page = await ws.ok("workflows/run", run_id=run_id)
+    assert page["mark"] is None
     ai = page["steps"][0]
     assert (ai["kind"], ai["outcome"], ai["reason"]) == ("ai", "visitor", "a courier with a parcel")
     assert ai["model"] == "qwen2.5vl:3b"
@@ -157,6 +170,12 @@ async def test_the_list_a_live_run_its_page_and_a_mark(
         r for r in (await ws.ok("workflows/list"))["workflows"] if r["workflow_id"] == "door"
     )
     assert (door["accuracy"]["right"], door["accuracy"]["total"]) == (0, 1)
+    # The run page opened again shows the mark, who gave it and when; a new mark replaces it.
+    mark = (await ws.ok("workflows/run", run_id=run_id))["mark"]
+    assert (mark["right"], mark["by"]) == (False, "Mock User")
+    assert mark["at"] >= page["started_at"]
+    await ws.ok("workflows/mark", run_id=run_id, right=True)
+    assert (await ws.ok("workflows/run", run_id=run_id))["mark"]["right"] is True
 
     unknown = await ws.refused("workflows/run", run_id="nope")
     assert unknown["translation_key"] == "unknown_run"
@@ -198,6 +217,105 @@ async def test_the_timeline_pages_and_filters(
     assert len((await ws.ok("workflows/runs", workflow="door", mode="test"))["runs"]) == 3
     missing = await ws.refused("workflows/runs", workflow="nope")
     assert missing["translation_key"] == "unknown_workflow"
+
+
+PRESS = """\
+contract: workflow.v1
+name: Press
+state: on
+when:
+  button: {}
+then:
+  - log: pressed
+"""
+
+
+async def next_event(ws: Client, live: int, kind: str) -> dict[str, Any]:
+    """The next event of the subscription ``live`` of this kind (others are skipped)."""
+    while True:
+        message = await ws.receive()
+        if message.get("id") == live and message.get("type") == "event":
+            event: dict[str, Any] = message["event"]
+            if event["kind"] == kind:
+                return event
+
+
+async def test_the_feed_follows_entries_loaded_after_it_started(
+    hass: HomeAssistant,
+    config_entry: MockConfigEntry,
+    hass_ws_client: WebSocketGenerator,
+) -> None:
+    """A reload (an options change does one) makes a new host: the panel that subscribed
+    before still hears its runs, and hears the entry going and coming back."""
+    first = await set_up(hass, config_entry, press=PRESS)
+    ws = Client(await hass_ws_client(hass))
+    live = await ws.send("workflows/subscribe")
+    assert (await ws.socket.receive_json())["success"] is True
+
+    assert await hass.config_entries.async_unload(config_entry.entry_id)
+    gone = await next_event(ws, live, "workflows")
+    assert gone["entry_id"] == config_entry.entry_id
+    assert await hass.config_entries.async_setup(config_entry.entry_id)
+    await hass.async_block_till_done()
+    back = await next_event(ws, live, "workflows")
+    assert back["entry_id"] == config_entry.entry_id
+    second = config_entry.runtime_data.workflows
+    assert second is not None
+    assert second is not first
+
+    (run_id,) = second.engine.run_now("press")
+    started = await next_event(ws, live, "run_started")
+    assert (started["run_id"], started["workflow_id"]) == (run_id, "press")
+    await second.engine.idle()
+    ended = await next_event(ws, live, "run_ended")
+    assert ended["run_id"] == run_id
+
+
+ASK = """\
+contract: workflow.v1
+name: Ask
+state: on
+when:
+  button: {}
+then:
+  - ask_person:
+      who: role:owner
+      message: Open the gate?
+      replies: [Open, Keep closed]
+      timeout: 1h
+    Open: [ log: "opened for {answered_by}" ]
+    Keep closed: [ log: kept closed ]
+"""
+
+
+async def test_the_feed_says_when_a_question_is_ready_and_when_it_closed(
+    hass: HomeAssistant,
+    config_entry: MockConfigEntry,
+    hass_ws_client: WebSocketGenerator,
+) -> None:
+    """The engine opens a question before the host has delivered it; the ``approvals``
+    event comes once the question can be listed and answered, and again once it closed."""
+    host = await set_up(hass, config_entry, ask=ASK)
+    ws = Client(await hass_ws_client(hass))
+    live = await ws.send("workflows/subscribe")
+    assert (await ws.socket.receive_json())["success"] is True
+    (run_id,) = host.engine.run_now("ask")
+    ready = await next_event(ws, live, "approvals")
+    assert ready["entry_id"] == config_entry.entry_id
+    (question,) = (await ws.ok("approvals/list"))["approvals"]
+    assert (question["run_id"], question["message"]) == (run_id, "Open the gate?")
+    assert question["may_answer"] is True
+    answered = await ws.ok("approvals/answer", approval_id=question["approval_id"], reply="Open")
+    assert answered["reply"] == "Open"
+    await next_event(ws, live, "approvals")
+    assert (await ws.ok("approvals/list"))["approvals"] == []
+    await host.engine.idle()
+    page = await ws.ok("workflows/run", run_id=run_id)
+    assert page["status"] == "done"
+    assert [(s["path"], s["outcome"]) for s in page["steps"]] == [
+        ("then.0", "Open"),
+        ("then.0.Open.0", "done"),
+    ]
 
 
 BROKEN_EDIT = DOOR_LOOK.format(state="test").replace(

@@ -1,5 +1,6 @@
-"""Read-only queries for a host's views: a run in full, a workflow's latest runs, how many
-runs a workflow started since a time, the versions recorded of a workflow.
+"""Read-only queries for a host's views: a run in full (with the mark a person gave it),
+a workflow's latest runs, how many runs a workflow started since a time, the versions
+recorded of a workflow.
 
 They run on the store's thread like every other statement, so they see exactly
 what has been committed and never race the writer.
@@ -14,7 +15,9 @@ from .errors import UnknownRunError, UnknownVersionError
 
 
 def run_detail(conn: sqlite3.Connection, run_id: str) -> dict[str, Any]:
-    """A run with its steps, tool calls and approvals, as stored."""
+    """A run with its steps, tool calls and approvals, as stored, and its ``mark`` (the
+    ``workflow_marks`` row: right, user, at, ai_steps), None until someone marks it; the
+    mark is read here so a view reopened later shows it, not only the one that set it."""
     conn.row_factory = sqlite3.Row
     try:
         run = conn.execute("SELECT * FROM workflow_runs WHERE id=?", (run_id,)).fetchone()
@@ -33,6 +36,9 @@ def run_detail(conn: sqlite3.Connection, run_id: str) -> dict[str, Any]:
         approval_log = conn.execute(
             "SELECT * FROM workflow_approval_log WHERE run_id=? ORDER BY at, rowid", (run_id,)
         ).fetchall()
+        mark = conn.execute(
+            "SELECT right, user, at, ai_steps FROM workflow_marks WHERE run_id=?", (run_id,)
+        ).fetchone()
     finally:
         conn.row_factory = None
     return {
@@ -41,6 +47,7 @@ def run_detail(conn: sqlite3.Connection, run_id: str) -> dict[str, Any]:
         "tool_calls": [dict(c) for c in calls],
         "approvals": [dict(a) for a in approvals],
         "approval_log": [dict(a) for a in approval_log],
+        "mark": dict(mark) if mark is not None else None,
     }
 
 

@@ -485,7 +485,8 @@ class ApprovalDesk:
 
     async def pending_for(self, user_id: str | None, is_admin: bool) -> list[dict[str, Any]]:
         """The open questions ``user_id`` is asked (an admin sees all, marked whether
-        they may answer), newest first, without tokens."""
+        they may answer), newest first, without tokens; ``picture`` is a link a browser
+        can load (:meth:`_image`), not the stored file's name."""
         out = []
         for ticket in self.tickets.by_id.values():
             if ticket.status != "pending":
@@ -496,6 +497,7 @@ class ApprovalDesk:
             row = dict(as_mapping(ticket))
             row["may_answer"] = asked
             row["asked"] = [await user_name(self.hass, u) for u in ticket.tokens]
+            row["picture"] = self._image(ticket)
             out.append(row)
         out.sort(key=lambda r: r["expires_at"], reverse=True)
         return out

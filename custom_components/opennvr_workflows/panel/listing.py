@@ -44,9 +44,10 @@ def _row(
         "entry_id": host.entry_id,
         "workflow_id": loaded.workflow_id,
         "file": loaded.path.name,
+        # A file the validator refused has no name of its own: the list shows the file's.
         "name": (status.name if status else None)
         or (workflow.name if workflow else None)
-        or loaded.workflow_id,
+        or loaded.path.name,
         "description": workflow.description if workflow else None,
         "state": status.state if status else INVALID,
         "reason": status.reason if status else None,

@@ -1,8 +1,15 @@
 """``opennvr_workflows/workflows/subscribe``: what keeps the panel current without polling.
 
 Every :class:`..engine.EngineUpdate` (a run started, waited, ended, was marked; a question
-opened or closed; a state changed) is sent as it happens, and a ``workflows`` event when
-the host's folder or a state changed, so the panel reloads only what an event names.
+opened or closed; a state changed) is sent as it happens, a ``workflows`` event when
+the host's folder or a state changed, and an ``approvals`` event when the host's
+questions changed (one is ready to answer, or closed: the engine's ``approval_opened``
+comes before the question is delivered), so the panel and the card reload only what an
+event names.
+
+The subscription follows the entries: one loaded after it started (set up late, reloaded
+after an options change, re-enabled) is followed from then on, with a ``workflows`` event
+so the panel reloads its list; one unloaded is let go, and said the same way.
 """
 
 from __future__ import annotations
@@ -12,11 +19,77 @@ from typing import Any
 
 import probatio as vol
 from homeassistant.components import websocket_api
+from homeassistant.config_entries import (
+    SIGNAL_CONFIG_ENTRY_CHANGED,
+    ConfigEntry,
+    ConfigEntryChange,
+    ConfigEntryState,
+)
 from homeassistant.core import HomeAssistant, callback
+from homeassistant.helpers.dispatcher import async_dispatcher_connect
 
 from ..const import DOMAIN
 from ..engine import EngineUpdate
+from ..host.workflows import WorkflowHost
 from .hosts import loaded_hosts
+
+Send = Callable[[dict[str, Any]], None]
+
+
+class _Followed:
+    """The hosts one subscription listens to, by entry id, with how to stop each."""
+
+    def __init__(self, send: Send) -> None:
+        self._send = send
+        self._hosts: dict[str, tuple[WorkflowHost, list[Callable[[], None]]]] = {}
+
+    def follow(self, host: WorkflowHost) -> bool:
+        """Listen to ``host`` (replacing an earlier host of its entry); False when it
+        is followed already."""
+        held = self._hosts.get(host.entry_id)
+        if held is not None and held[0] is host:
+            return False
+        self.drop(host.entry_id)
+        entry_id = host.entry_id
+        send = self._send
+
+        def on_update(update: EngineUpdate) -> None:
+            send(
+                {
+                    "entry_id": entry_id,
+                    "kind": update.kind,
+                    "workflow_id": update.workflow_id,
+                    "run_id": update.run_id,
+                    "detail": update.detail or {},
+                }
+            )
+
+        def on_change() -> None:
+            send({"entry_id": entry_id, "kind": "workflows"})
+
+        def on_questions() -> None:
+            send({"entry_id": entry_id, "kind": "approvals"})
+
+        stops = [
+            host.engine.subscribe(on_update),
+            host.subscribe(on_change),
+            host.desk.subscribe(on_questions),
+        ]
+        self._hosts[entry_id] = (host, stops)
+        return True
+
+    def drop(self, entry_id: str) -> bool:
+        """Stop listening to the entry's host; False when none was followed."""
+        held = self._hosts.pop(entry_id, None)
+        if held is None:
+            return False
+        for stop in held[1]:
+            stop()
+        return True
+
+    def close(self) -> None:
+        for entry_id in list(self._hosts):
+            self.drop(entry_id)
 
 
 @websocket_api.websocket_command({vol.Required("type"): f"{DOMAIN}/workflows/subscribe"})
@@ -30,32 +103,28 @@ def ws_subscribe(
     def send(event: dict[str, Any]) -> None:
         connection.send_message(websocket_api.event_message(msg_id, event))
 
-    unsubscribes: list[Callable[[], None]] = []
+    followed = _Followed(send)
     for host in loaded_hosts(hass):
-        entry_id = host.entry_id
+        followed.follow(host)
 
-        def on_update(update: EngineUpdate, entry_id: str = entry_id) -> None:
-            send(
-                {
-                    "entry_id": entry_id,
-                    "kind": update.kind,
-                    "workflow_id": update.workflow_id,
-                    "run_id": update.run_id,
-                    "detail": update.detail or {},
-                }
-            )
+    @callback
+    def on_entry(change: ConfigEntryChange, entry: ConfigEntry) -> None:
+        if entry.domain != DOMAIN:
+            return
+        host = getattr(getattr(entry, "runtime_data", None), "workflows", None)
+        if entry.state is ConfigEntryState.LOADED and change is not ConfigEntryChange.REMOVED:
+            changed = isinstance(host, WorkflowHost) and followed.follow(host)
+        else:
+            changed = followed.drop(entry.entry_id)
+        if changed:
+            send({"entry_id": entry.entry_id, "kind": "workflows"})
 
-        def on_change(entry_id: str = entry_id) -> None:
-            send({"entry_id": entry_id, "kind": "workflows"})
-
-        unsubscribes.append(host.engine.subscribe(on_update))
-        unsubscribes.append(host.subscribe(on_change))
+    stop_entries = async_dispatcher_connect(hass, SIGNAL_CONFIG_ENTRY_CHANGED, on_entry)
 
     @callback
     def unsubscribe() -> None:
-        for stop in unsubscribes:
-            stop()
-        unsubscribes.clear()
+        stop_entries()
+        followed.close()
 
     connection.subscriptions[msg_id] = unsubscribe
     connection.send_result(msg_id)

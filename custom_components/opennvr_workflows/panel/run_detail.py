@@ -1,7 +1,8 @@
 """A run as the panel's run page shows it: :func:`..host.run_view.run_view` (what every
 action shows) with what only a page has room for: each AI step's fields, confidence
 source, unsure reason, model, tokens and time; each tool call's arguments and tokens;
-the questions the run asked and their log; and the pictures, as signed links."""
+the questions the run asked and their log; the mark a person gave it (right or wrong,
+by whom, when); and the pictures, as signed links."""
 
 from __future__ import annotations
 
@@ -51,7 +52,16 @@ def run_page(hass: HomeAssistant, host: WorkflowHost, detail: Mapping[str, Any])
         for row in detail.get("approval_log") or ()
     ]
     view["evidence"] = evidence(hass, host, str(detail.get("workflow_id")), str(detail.get("id")))
+    view["mark"] = _mark(detail.get("mark"))
     return view
+
+
+def _mark(row: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The stored mark as the page shows it: right or wrong, by whom (the name stored
+    with it), when; None while nobody marked the run."""
+    if row is None:
+        return None
+    return {"right": bool(row.get("right")), "by": row.get("user"), "at": row.get("at")}
 
 
 def evidence(
