@@ -41,3 +41,8 @@ async def async_model_capabilities(url: str) -> dict[str, tuple[str, ...]] | Non
 def vision_models(models: dict[str, tuple[str, ...]]) -> list[str]:
     """The models that can see pictures, in order."""
     return [name for name, capabilities in models.items() if "vision" in capabilities]
+
+
+def embedding_models(models: dict[str, tuple[str, ...]]) -> list[str]:
+    """The models that make embeddings (history search by meaning), in order."""
+    return [name for name, capabilities in models.items() if "embedding" in capabilities]

@@ -31,6 +31,7 @@ from homeassistant.util.ssl import get_default_context
 from .ai.model_check import check_model
 from .const import (
     CONF_AI_ENABLED,
+    CONF_EMBEDDING_MODEL,
     CONF_HARDWARE,
     CONF_MQTT_HOST,
     CONF_MQTT_PASSWORD,
@@ -57,7 +58,7 @@ from .const import (
     TRANSPORT_WEBSOCKET,
     TRANSPORTS,
 )
-from .flow_models import async_model_capabilities, vision_models
+from .flow_models import async_model_capabilities, embedding_models, vision_models
 from .flow_urls import (
     NATS_URL_EXAMPLE,
     TLS_URL_EXAMPLE,
@@ -262,15 +263,23 @@ def models_schema(models: Mapping[str, tuple[str, ...]], defaults: Mapping[str, 
     text = defaults.get(CONF_TEXT_MODEL)
     if text not in models:
         text = vision
-    return vol.Schema(
-        {
-            vol.Required(CONF_VISION_MODEL, default=vision): _select(seeing, None, dropdown=True),
-            vol.Required(CONF_TEXT_MODEL, default=text): _select(list(models), None, custom=True),
-            vol.Required(CONF_HARDWARE, default=defaults.get(CONF_HARDWARE, HARDWARE_CPU)): _select(
-                [HARDWARE_CPU, HARDWARE_GPU], "hardware"
-            ),
-        }
-    )
+    fields: dict[Any, Any] = {
+        vol.Required(CONF_VISION_MODEL, default=vision): _select(seeing, None, dropdown=True),
+        vol.Required(CONF_TEXT_MODEL, default=text): _select(list(models), None, custom=True),
+        vol.Required(CONF_HARDWARE, default=defaults.get(CONF_HARDWARE, HARDWARE_CPU)): _select(
+            [HARDWARE_CPU, HARDWARE_GPU], "hardware"
+        ),
+    }
+    # History search by meaning: offered only when the server has an embedding model.
+    if embedders := embedding_models(dict(models)):
+        chosen = defaults.get(CONF_EMBEDDING_MODEL)
+        fields[
+            vol.Optional(
+                CONF_EMBEDDING_MODEL,
+                description={"suggested_value": chosen if chosen in embedders else None},
+            )
+        ] = _select(embedders, None, dropdown=True)
+    return vol.Schema(fields)
 
 
 async def async_validate_models(
@@ -414,6 +423,8 @@ class TransportAndAISteps:
             await async_validate_models(settings, errors, placeholders)
             if not errors:
                 self._collected.update(user_input)
+                # No embedding model chosen: history search by words only (a None clears it).
+                self._collected.setdefault(CONF_EMBEDDING_MODEL, None)
                 self._collected[CONF_AI_ENABLED] = True
                 return await self._ai_done()
         return self.async_show_form(

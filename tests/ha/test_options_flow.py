@@ -19,6 +19,7 @@ from custom_components.opennvr_workflows.const import (
     CONF_APPROVERS,
     CONF_CAMERA_ROLES,
     CONF_DEFAULT_LIMITS,
+    CONF_EMBEDDING_MODEL,
     CONF_HARDWARE,
     CONF_MODEL_ALLOW_LIST,
     CONF_MOVING_WEBHOOKS,
@@ -53,7 +54,7 @@ from custom_components.opennvr_workflows.options_flow import (
     parse_site_lists,
 )
 from tests.fakes.brokers import Mosquitto, NatsServer, running
-from tests.fakes.ollama_server import FakeOllama
+from tests.fakes.ollama_server import EMBEDDING_MODEL, FakeOllama
 from tests.fakes.opennvr_sim import OpenNVRSimulator
 
 from .test_config_flow import sent_to_browser
@@ -386,6 +387,47 @@ async def test_ollama_pages(
     )
     await _saved(hass, result, setup_entry)
     assert setup_entry.options[CONF_AI_ENABLED] is False
+
+
+async def test_the_embedding_model_is_offered_when_the_server_has_one(
+    hass: HomeAssistant,
+    sim: OpenNVRSimulator,
+    setup_entry: MockConfigEntry,
+    ollama: FakeOllama,
+) -> None:
+    """History search by meaning needs an embedding model: offered only when the server
+    has one, saved when chosen, removed when cleared."""
+    models = {
+        CONF_VISION_MODEL: "qwen2.5vl:3b",
+        CONF_TEXT_MODEL: "qwen2.5vl:3b",
+        CONF_HARDWARE: "cpu",
+    }
+
+    async def models_page() -> Any:
+        result = await _open(hass, setup_entry, "ollama")
+        return await hass.config_entries.options.async_configure(
+            result["flow_id"], {CONF_OLLAMA_URL: ollama.url, CONF_SKIP_AI: False}
+        )
+
+    async def save(result: Any, choice: dict[str, Any]) -> None:
+        result = await hass.config_entries.options.async_configure(
+            result["flow_id"], {**models, **choice}
+        )
+        result = await hass.config_entries.options.async_configure(
+            result["flow_id"], {"run_evaluation": False}
+        )
+        await _saved(hass, result, setup_entry)
+
+    page = await models_page()
+    assert CONF_EMBEDDING_MODEL not in {str(k) for k in page["data_schema"].schema}
+    ollama.models[EMBEDDING_MODEL] = ("embedding",)
+    page = await models_page()
+    selectors = {str(k): v for k, v in page["data_schema"].schema.items()}
+    assert selectors[CONF_EMBEDDING_MODEL].config["options"] == [EMBEDDING_MODEL]
+    await save(page, {CONF_EMBEDDING_MODEL: EMBEDDING_MODEL})
+    assert setup_entry.options[CONF_EMBEDDING_MODEL] == EMBEDDING_MODEL
+    await save(await models_page(), {})
+    assert CONF_EMBEDDING_MODEL not in setup_entry.options
 
 
 async def test_transport_page_websocket(
