@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from ..workflow import model
 from ..workflow.vocabulary import action_moves_things
 from .due import DueRows
+from .per_object import PerObject
 from .ports import (
     SEVERITIES,
     ActionRequest,
@@ -45,8 +46,13 @@ _LOGGER = logging.getLogger(__name__)
 
 
 def moves_things(action: model.Action) -> bool:
-    """Whether an action moves things (the contract decides): such actions run at most once."""
-    return action_moves_things(action)
+    """Whether an action moves things (the contract decides): such actions run at most
+    once. Worked out once per action (a Home Assistant action is matched against the
+    allow-list's patterns)."""
+    return _moves_things(action)
+
+
+_moves_things: Final = PerObject(action_moves_things)
 
 
 def at_most_once(action: model.Action) -> bool:
@@ -56,19 +62,22 @@ def at_most_once(action: model.Action) -> bool:
 
 
 def action_kind(action: model.Action) -> str:
-    return {
-        model.AlertAction: "alert",
-        model.NotifyAction: "notify",
-        model.LogAction: "log",
-        model.SaveClipAction: "save_clip",
-        model.PtzPresetAction: "ptz_preset",
-        model.WebhookAction: "webhook",
-        model.HomeAssistantAction: "home_assistant",
-        model.SiteModeAction: "site_mode",
-        model.AppAction: "app_action",
-        model.WaitAction: "wait",
-        model.ReplyAction: "reply",
-    }[type(action)]
+    return _KINDS[type(action)]
+
+
+_KINDS: Final[dict[type, str]] = {
+    model.AlertAction: "alert",
+    model.NotifyAction: "notify",
+    model.LogAction: "log",
+    model.SaveClipAction: "save_clip",
+    model.PtzPresetAction: "ptz_preset",
+    model.WebhookAction: "webhook",
+    model.HomeAssistantAction: "home_assistant",
+    model.SiteModeAction: "site_mode",
+    model.AppAction: "app_action",
+    model.WaitAction: "wait",
+    model.ReplyAction: "reply",
+}
 
 
 class ActionSteps:

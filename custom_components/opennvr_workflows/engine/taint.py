@@ -27,11 +27,12 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Final
 
 from ..workflow import model
 from .events import NvrEvent
+from .per_object import PerObject
 
 #: Correlation ids of runs remembered as AI-derived; older ones are forgotten first.
 REMEMBERED: Final = 16_384
@@ -71,32 +72,6 @@ class AiRuns:
         )
 
 
-class _PerObject[T]:
-    """What a function returns for an object, worked out once per object.
-
-    The workflow model is frozen, so a workflow's or an action's answer never changes;
-    its run-time checks would otherwise walk it again for every run. Keyed by identity
-    (hashing a frozen dataclass walks it too), holding the object so its id is not
-    reused; cleared when full (a workflow file reloaded many times)."""
-
-    __slots__ = ("_compute", "_found", "_limit")
-
-    def __init__(self, compute: Callable[[Any], T], limit: int = 4096) -> None:
-        self._compute = compute
-        self._found: dict[int, tuple[object, T]] = {}
-        self._limit = limit
-
-    def __call__(self, obj: Any) -> T:
-        hit = self._found.get(id(obj))
-        if hit is not None and hit[0] is obj:
-            return hit[1]
-        value = self._compute(obj)
-        if len(self._found) >= self._limit:
-            self._found.clear()
-        self._found[id(obj)] = (obj, value)
-        return value
-
-
 def ai_names(workflow: model.Workflow) -> frozenset[str]:
     """Every placeholder an AI step of ``workflow`` defines, and every ``collect`` that
     gathers an AI step's reasons. A value under one of these names is AI output (the
@@ -132,7 +107,7 @@ def _steps(steps: Iterable[model.Step]) -> Iterator[tuple[model.Step, bool]]:
                 yield from _steps(branch)
 
 
-_ai_names: Final = _PerObject(_find_ai_names)
+_ai_names: Final = PerObject(_find_ai_names)
 
 
 def placeholders(value: Any) -> frozenset[str]:
@@ -147,7 +122,7 @@ def _find_placeholders(value: Any) -> frozenset[str]:
     return frozenset(found)
 
 
-_placeholders: Final = _PerObject(_find_placeholders)
+_placeholders: Final = PerObject(_find_placeholders)
 
 
 def _collect(value: Any, found: set[str]) -> None:
