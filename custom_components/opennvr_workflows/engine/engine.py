@@ -284,7 +284,7 @@ class Engine:
         that tells the event's source "delivered" (an ack) must await
         :meth:`dispatch` instead. Synchronous and cheap when nothing matches; must
         be called on the engine's event loop."""
-        return self._offer(event)
+        return self._offer(event)[0]
 
     def submit_for_role(self, event: NvrEvent) -> tuple[str, ...]:
         """Offer an event again under another role its camera plays: only the
@@ -313,12 +313,9 @@ class Engine:
         ``RuntimeError`` before :meth:`start`."""
         if not self._db.started:
             raise RuntimeError("the engine is not started")
-        decided = Decided()
-        self._admission.decided = decided
-        try:
-            run_ids = self._offer(event, decided)
-        finally:
-            self._admission.decided = None
+        run_ids, decided = self._offer(event, durable=True)
+        if decided is None:  # it matched nothing and changed nothing
+            return run_ids
         receipts = decided.rows
         for _, receipt in receipts:
             receipt.add_done_callback(_retrieved)
@@ -357,19 +354,32 @@ class Engine:
             return
         flushed.add_done_callback(lambda done: _settle_barrier(barrier, done))
 
-    def _offer(self, event: NvrEvent, decided: Decided | None = None) -> tuple[str, ...]:
-        """The runs the event started or joined; what it decided is noted in
-        ``decided`` (a durable dispatch's)."""
+    def _offer(
+        self, event: NvrEvent, *, durable: bool = False
+    ) -> tuple[tuple[str, ...], Decided | None]:
+        """The runs the event started or joined and, for a ``durable`` dispatch, what
+        it decided (None when it matched nothing and changed nothing)."""
         self.stats.events += 1
+        decided: Decided | None = None
         if event.kind == "camera_online" and self._offline:
             self._due.camera_back(event)
-            if decided is not None:
+            if durable:
+                decided = Decided()
                 decided.rest_on(self.store.queued)
         # ``current`` rather than ``started``: a plain attribute on the path of every event.
         found = self._index.match(event) if self._db.current is not None else None
         if not found:
-            return _NONE
-        return self._admission.offer(found, event)
+            return _NONE, decided
+        if not durable:
+            return self._admission.offer(found, event), None
+        if decided is None:
+            decided = Decided()
+        admission = self._admission
+        admission.decided = decided
+        try:
+            return admission.offer(found, event), decided
+        finally:
+            admission.decided = None
 
     def run_now(self, workflow_id: str, user: str | None = None) -> tuple[str, ...]:
         """A "Run now" button press for a button-triggered workflow."""
