@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 from abc import abstractmethod
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Final, override
 
 import probatio as vol
@@ -43,6 +44,23 @@ SITE: Final = "site"
 
 class ToolError(Exception):
     """A refusal the model should hear (its text is the message)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One call of a tool, checked: where it runs, who asks, with what arguments."""
+
+    hass: HomeAssistant
+    entry: OpenNVRConfigEntry
+    host: WorkflowHost
+    asker: Asker
+    args: dict[str, Any]
+    llm_context: llm.LLMContext
+
+    def camera(self) -> int | None:
+        """The camera the optional ``camera`` argument names; None when it names none."""
+        value = self.args.get("camera")
+        return camera_of(self.asker, value) if value else None
 
 
 class SiteTool(llm.Tool):
@@ -84,7 +102,8 @@ class SiteTool(llm.Tool):
             if host is None:
                 raise ToolError("the site's workflows are not running")
             asker = await async_asker(hass, entry, llm_context.context)
-            data = await self.answer(hass, entry, host, asker, args, llm_context)
+            call = ToolCall(hass, entry, host, asker, args, llm_context)
+            data = await self.answer(call)
         except vol.Invalid as err:
             return _error(f"invalid arguments: {err}")
         except (ToolError, NvrReadError, HomeAssistantError) as err:
@@ -97,15 +116,7 @@ class SiteTool(llm.Tool):
         return llm.ToolResult(data=data)
 
     @abstractmethod
-    async def answer(
-        self,
-        hass: HomeAssistant,
-        entry: OpenNVRConfigEntry,
-        host: WorkflowHost,
-        asker: Asker,
-        args: dict[str, Any],
-        llm_context: llm.LLMContext,
-    ) -> JsonObjectType:
+    async def answer(self, call: ToolCall) -> JsonObjectType:
         """The tool's answer; every fact in it with its ``cite`` marker."""
 
     def _entry(self, hass: HomeAssistant, args: Mapping[str, Any]) -> OpenNVRConfigEntry:

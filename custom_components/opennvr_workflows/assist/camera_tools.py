@@ -9,9 +9,7 @@ from typing import Any, Final, override
 
 import probatio as vol
 from homeassistant.const import ATTR_CONFIG_ENTRY_ID, Platform
-from homeassistant.core import HomeAssistant
 from homeassistant.helpers import entity_registry as er
-from homeassistant.helpers import llm
 from homeassistant.util import dt as dt_util
 from homeassistant.util.json import JsonObjectType
 
@@ -22,9 +20,8 @@ from ..host.history import history_search as local_history
 from ..host.ids import camera_unique_id
 from ..host.workflows import WorkflowHost
 from ..nvr.normalize import MalformedPayload, camera_id_text
-from ..runtime import OpenNVRConfigEntry
 from .access import Asker
-from .base import MAX_ROWS, SiteTool, ToolError, camera_of
+from .base import MAX_ROWS, SiteTool, ToolCall, ToolError, camera_of
 from .citations import cite
 from .history import history_search
 
@@ -86,23 +83,16 @@ class DescribeCameraTool(SiteTool):
         }
 
     @override
-    async def answer(
-        self,
-        hass: HomeAssistant,
-        entry: OpenNVRConfigEntry,
-        host: WorkflowHost,
-        asker: Asker,
-        args: dict[str, Any],
-        llm_context: llm.LLMContext,
-    ) -> JsonObjectType:
-        camera_id = camera_of(asker, args["camera"])
-        question = str(args.get("question") or DEFAULT_QUESTION)
-        response = await hass.services.async_call(
+    async def answer(self, call: ToolCall) -> JsonObjectType:
+        asker = call.asker
+        camera_id = camera_of(asker, call.args["camera"])
+        question = str(call.args.get("question") or DEFAULT_QUESTION)
+        response = await call.hass.services.async_call(
             DOMAIN,
             "look",
             {
-                ATTR_CONFIG_ENTRY_ID: entry.entry_id,
-                "camera": _look_camera(hass, entry, host, camera_id),
+                ATTR_CONFIG_ENTRY_ID: call.entry.entry_id,
+                "camera": _look_camera(call, camera_id),
                 "prompt": (
                     f"{question}\nGive the answer in the reason, in one or two plain "
                     "sentences. Choose cannot_see when the picture does not show it."
@@ -111,10 +101,10 @@ class DescribeCameraTool(SiteTool):
             },
             blocking=True,
             return_response=True,
-            context=llm_context.context,
+            context=call.llm_context.context,
         )
         look = response if isinstance(response, dict) else {}
-        events = await _recent(host, asker, camera_id, LOOK_EVENTS_WINDOW, _LOOK_EVENTS)
+        events = await _recent(call.host, asker, camera_id, LOOK_EVENTS_WINDOW, _LOOK_EVENTS)
         return {
             "camera": asker.cameras[camera_id],
             "question": question,
@@ -128,16 +118,15 @@ class DescribeCameraTool(SiteTool):
         }
 
 
-def _look_camera(
-    hass: HomeAssistant, entry: OpenNVRConfigEntry, host: WorkflowHost, camera_id: int
-) -> str:
+def _look_camera(call: ToolCall, camera_id: int) -> str:
     """What the look action takes for the camera: its entity, else a role it plays."""
-    entity_id = er.async_get(hass).async_get_entity_id(
-        Platform.CAMERA, DOMAIN, camera_unique_id(entry.runtime_data.info.site_id, camera_id)
+    site_id = call.entry.runtime_data.info.site_id
+    entity_id = er.async_get(call.hass).async_get_entity_id(
+        Platform.CAMERA, DOMAIN, camera_unique_id(site_id, camera_id)
     )
     if entity_id is not None:
         return entity_id
-    roles = host.settings.roles_of_camera.get(camera_id)
+    roles = call.host.settings.roles_of_camera.get(camera_id)
     if roles:
         return roles[0]
     raise ToolError("that camera has no camera entity in Home Assistant")
@@ -163,23 +152,15 @@ class RecentEventsTool(SiteTool):
         }
 
     @override
-    async def answer(
-        self,
-        hass: HomeAssistant,
-        entry: OpenNVRConfigEntry,
-        host: WorkflowHost,
-        asker: Asker,
-        args: dict[str, Any],
-        llm_context: llm.LLMContext,
-    ) -> JsonObjectType:
-        camera_id = camera_of(asker, args["camera"]) if args.get("camera") else None
-        window = timedelta(hours=float(args["hours"]))
-        events = await _recent(host, asker, camera_id, window, MAX_ROWS * 3)
-        if label := args.get("label"):
+    async def answer(self, call: ToolCall) -> JsonObjectType:
+        camera_id = call.camera()
+        window = timedelta(hours=float(call.args["hours"]))
+        events = await _recent(call.host, call.asker, camera_id, window, MAX_ROWS * 3)
+        if label := call.args.get("label"):
             events = [e for e in events if e.label.casefold() == str(label).casefold()]
-        alerts = await _alerts(host, asker, camera_id, window)
+        alerts = await _alerts(call.host, call.asker, camera_id, window)
         return {
-            "hours": args["hours"],
+            "hours": call.args["hours"],
             "events": [event_fact(e) for e in events[:MAX_ROWS]],
             "alerts": alerts,
             "found": len(events[:MAX_ROWS]) + len(alerts),
@@ -255,20 +236,13 @@ class SearchHistoryTool(SiteTool):
         }
 
     @override
-    async def answer(
-        self,
-        hass: HomeAssistant,
-        entry: OpenNVRConfigEntry,
-        host: WorkflowHost,
-        asker: Asker,
-        args: dict[str, Any],
-        llm_context: llm.LLMContext,
-    ) -> JsonObjectType:
-        camera_id = camera_of(asker, args["camera"]) if args.get("camera") else None
+    async def answer(self, call: ToolCall) -> JsonObjectType:
+        asker, args = call.asker, call.args
+        camera_id = call.camera()
         start = (
             dt_util.utcnow() - timedelta(hours=float(args["hours"])) if args.get("hours") else None
         )
-        local = local_history(hass, entry.entry_id)
+        local = local_history(call.hass, call.entry.entry_id)
         if local is not None:
             # The site's own index (AI decisions by words and meaning) fused with OpenNVR's.
             answer = await local.search(
@@ -290,7 +264,7 @@ class SearchHistoryTool(SiteTool):
                 "searched": dict(answer.searched),
             }
         since = start.isoformat() if start is not None else None
-        hits = await history_search(hass, host).search(
+        hits = await history_search(call.hass, call.host).search(
             asker, args["query"], camera_id=camera_id, since=since, limit=MAX_ROWS
         )
         return {
@@ -325,17 +299,11 @@ class CameraHealthTool(SiteTool):
         return {vol.Optional("camera", description="Only this camera"): self.camera_field(cameras)}
 
     @override
-    async def answer(
-        self,
-        hass: HomeAssistant,
-        entry: OpenNVRConfigEntry,
-        host: WorkflowHost,
-        asker: Asker,
-        args: dict[str, Any],
-        llm_context: llm.LLMContext,
-    ) -> JsonObjectType:
-        coordinator = entry.runtime_data.cameras
-        wanted = [camera_of(asker, args["camera"])] if args.get("camera") else sorted(asker.cameras)
+    async def answer(self, call: ToolCall) -> JsonObjectType:
+        asker = call.asker
+        coordinator = call.entry.runtime_data.cameras
+        camera_id = call.camera()
+        wanted = [camera_id] if camera_id is not None else sorted(asker.cameras)
         rows: list[Any] = []
         for camera_id in wanted:
             camera = (coordinator.data or {}).get(camera_id)
@@ -369,18 +337,10 @@ class SiteLookupTool(SiteTool):
         return {vol.Optional("list", description="Only this named list"): str}
 
     @override
-    async def answer(
-        self,
-        hass: HomeAssistant,
-        entry: OpenNVRConfigEntry,
-        host: WorkflowHost,
-        asker: Asker,
-        args: dict[str, Any],
-        llm_context: llm.LLMContext,
-    ) -> JsonObjectType:
-        site = host.settings.site
+    async def answer(self, call: ToolCall) -> JsonObjectType:
+        asker, site = call.asker, call.host.settings.site
         lists = dict(site.lists)
-        if name := args.get("list"):
+        if name := call.args.get("list"):
             if name not in lists:
                 raise ToolError(f"no list {name!r}; lists: {', '.join(sorted(lists)) or 'none'}")
             lists = {name: lists[name]}
@@ -394,7 +354,7 @@ class SiteLookupTool(SiteTool):
                 for role, cid in sorted(asker.roles.items())
             ],
         }
-        if site.facts and not args.get("list"):
+        if site.facts and not call.args.get("list"):
             data["facts"] = {"text": site.facts, "cite": cite("site", "facts")}
         data["found"] = len(data["lists"]) + len(data["camera_roles"]) + ("facts" in data)
         return data

@@ -7,18 +7,13 @@ from datetime import UTC, datetime
 from typing import Any, override
 
 import probatio as vol
-from homeassistant.core import HomeAssistant
-from homeassistant.helpers import llm
 from homeassistant.util.json import JsonObjectType
 
 from ..engine import UnknownRunError
 from ..host.files import workflow_id_for
 from ..host.run_view import run_view
-from ..host.workflows import WorkflowHost
 from ..nvr.normalize import MalformedPayload, camera_id_text
-from ..runtime import OpenNVRConfigEntry
-from .access import Asker
-from .base import MAX_ROWS, SiteTool, ToolError
+from .base import MAX_ROWS, SiteTool, ToolCall, ToolError
 from .citations import cite
 
 
@@ -32,15 +27,8 @@ class ListWorkflowsTool(SiteTool):
     )
 
     @override
-    async def answer(
-        self,
-        hass: HomeAssistant,
-        entry: OpenNVRConfigEntry,
-        host: WorkflowHost,
-        asker: Asker,
-        args: dict[str, Any],
-        llm_context: llm.LLMContext,
-    ) -> JsonObjectType:
+    async def answer(self, call: ToolCall) -> JsonObjectType:
+        host = call.host
         statuses = {s.workflow_id: s for s in host.engine.workflows()}
         rows: list[Any] = []
         for workflow_id, file in sorted(host.files.items()):
@@ -87,18 +75,11 @@ class RunTraceTool(SiteTool):
         }
 
     @override
-    async def answer(
-        self,
-        hass: HomeAssistant,
-        entry: OpenNVRConfigEntry,
-        host: WorkflowHost,
-        asker: Asker,
-        args: dict[str, Any],
-        llm_context: llm.LLMContext,
-    ) -> JsonObjectType:
-        run_id = args.get("run_id")
+    async def answer(self, call: ToolCall) -> JsonObjectType:
+        host = call.host
+        run_id = call.args.get("run_id")
         if not run_id:
-            name = args.get("workflow")
+            name = call.args.get("workflow")
             if not name:
                 raise ToolError("give a run_id or a workflow")
             workflow_id = name if name in host.files else workflow_id_for(name)
@@ -113,7 +94,7 @@ class RunTraceTool(SiteTool):
         except UnknownRunError:
             raise ToolError(f"no run {run_id!r}") from None
         view = run_view(detail)
-        if not asker.may_see(_trigger_camera(view["trigger"])):
+        if not call.asker.may_see(_trigger_camera(view["trigger"])):
             # A run about a camera the asker may not see reads as a run that does not exist.
             raise ToolError(f"no run {run_id!r}")
         view["started_at"] = _time(view.get("started_at"))
@@ -135,16 +116,9 @@ class PendingApprovalsTool(SiteTool):
     )
 
     @override
-    async def answer(
-        self,
-        hass: HomeAssistant,
-        entry: OpenNVRConfigEntry,
-        host: WorkflowHost,
-        asker: Asker,
-        args: dict[str, Any],
-        llm_context: llm.LLMContext,
-    ) -> JsonObjectType:
-        rows = await host.desk.pending_for(asker.user_id, asker.is_admin)
+    async def answer(self, call: ToolCall) -> JsonObjectType:
+        asker = call.asker
+        rows = await call.host.desk.pending_for(asker.user_id, asker.is_admin)
         out: list[Any] = []
         for row in rows:
             try:
