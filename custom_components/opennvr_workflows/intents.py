@@ -116,6 +116,20 @@ def spoken_name(text: str) -> str:
     return words.removesuffix(" camera").removesuffix(" workflow").strip()
 
 
+@dataclass(frozen=True, slots=True)
+class Request:
+    """One spoken request, checked: the intent, its slots, the loaded sites, the texts."""
+
+    intent_obj: intent.Intent
+    slots: dict[str, Any]
+    entries: list[tuple[OpenNVRConfigEntry, WorkflowHost]]
+    texts: Texts
+
+    def slot(self, name: str) -> str:
+        """The value said for the slot ``name``, without surrounding blanks."""
+        return str(self.slots[name]["value"]).strip()
+
+
 class OpenNVRIntent(intent.IntentHandler):
     """A handler that speaks a sentence, or a refusal as the response's error."""
 
@@ -128,25 +142,16 @@ class OpenNVRIntent(intent.IntentHandler):
             entries = loaded_entries(intent_obj.hass)
             if not entries:
                 raise Refused(texts("voice_no_site", {}))
-            speech = await self.speak(intent_obj, slots, entries, texts)
+            speech = await self.speak(Request(intent_obj, slots, entries, texts))
         except Refused as refused:
             response.async_set_error(intent.IntentResponseErrorCode.FAILED_TO_HANDLE, refused.text)
             return response
         response.async_set_speech(speech)
         return response
 
-    async def speak(
-        self,
-        intent_obj: intent.Intent,
-        slots: dict[str, Any],
-        entries: list[tuple[OpenNVRConfigEntry, WorkflowHost]],
-        texts: Texts,
-    ) -> str:
+    async def speak(self, request: Request) -> str:
+        """What Assist says; raises :class:`Refused` for what it says instead."""
         raise NotImplementedError
-
-
-def _slot(slots: dict[str, Any], name: str) -> str:
-    return str(slots[name]["value"]).strip()
 
 
 # ── what is at a camera ─────────────────────────────────────────────────────────────────
@@ -160,14 +165,9 @@ class LookIntent(OpenNVRIntent):
     def slot_schema(self) -> dict[Any, Any]:
         return {vol.Required("camera"): intent.non_empty_string}
 
-    async def speak(
-        self,
-        intent_obj: intent.Intent,
-        slots: dict[str, Any],
-        entries: list[tuple[OpenNVRConfigEntry, WorkflowHost]],
-        texts: Texts,
-    ) -> str:
-        said = _slot(slots, "camera")
+    async def speak(self, request: Request) -> str:
+        intent_obj, entries, texts = request.intent_obj, request.entries, request.texts
+        said = request.slot("camera")
         wanted = spoken_name(said)
         found = [
             (host, role)
@@ -217,16 +217,11 @@ class AlertsIntent(OpenNVRIntent):
     intent_type = INTENT_ALERTS
     description = "Says the OpenNVR site's unacknowledged alerts, newest first"
 
-    async def speak(
-        self,
-        intent_obj: intent.Intent,
-        slots: dict[str, Any],
-        entries: list[tuple[OpenNVRConfigEntry, WorkflowHost]],
-        texts: Texts,
-    ) -> str:
+    async def speak(self, request: Request) -> str:
+        intent_obj, texts = request.intent_obj, request.texts
         hass = intent_obj.hass
         rows: list[dict[str, Any]] = []
-        for entry, _ in entries:
+        for entry, _ in request.entries:
             try:
                 inbox = await entry.runtime_data.client.get_alerts(unacked=True, limit=ALERTS_READ)
             except OpenNVRError as err:
@@ -350,18 +345,13 @@ class AnswerIntent(OpenNVRIntent):
             return {vol.Required("reply"): intent.non_empty_string}
         return None
 
-    async def speak(
-        self,
-        intent_obj: intent.Intent,
-        slots: dict[str, Any],
-        entries: list[tuple[OpenNVRConfigEntry, WorkflowHost]],
-        texts: Texts,
-    ) -> str:
-        user_id = intent_obj.context.user_id
-        question = await question_for(entries, user_id)
+    async def speak(self, request: Request) -> str:
+        texts = request.texts
+        user_id = request.intent_obj.context.user_id
+        question = await question_for(request.entries, user_id)
         if question is None:
             raise Refused(texts("voice_nothing_asked", {}))
-        said = _slot(slots, "reply") if self.intent_type == INTENT_ANSWER else ""
+        said = request.slot("reply") if self.intent_type == INTENT_ANSWER else ""
         reply = reply_for(self.intent_type, question.replies, question.default, said)
         if reply is None:
             replies = ", ".join(question.replies)
@@ -386,15 +376,10 @@ class SetWorkflowIntent(OpenNVRIntent):
             vol.Required("state"): vol.In(STATES),
         }
 
-    async def speak(
-        self,
-        intent_obj: intent.Intent,
-        slots: dict[str, Any],
-        entries: list[tuple[OpenNVRConfigEntry, WorkflowHost]],
-        texts: Texts,
-    ) -> str:
-        hass, context = intent_obj.hass, intent_obj.context
-        said, state = _slot(slots, "workflow"), _slot(slots, "state")
+    async def speak(self, request: Request) -> str:
+        entries, texts = request.entries, request.texts
+        hass, context = request.intent_obj.hass, request.intent_obj.context
+        said, state = request.slot("workflow"), request.slot("state")
         user = await hass.auth.async_get_user(context.user_id) if context.user_id else None
         if user is None or not user.is_admin:
             raise Refused(texts("voice_switch_needs_admin", {}))
@@ -443,23 +428,17 @@ class MessageIntent(OpenNVRIntent):
     def slot_schema(self) -> dict[Any, Any]:
         return {vol.Required("message"): intent.non_empty_string}
 
-    async def speak(
-        self,
-        intent_obj: intent.Intent,
-        slots: dict[str, Any],
-        entries: list[tuple[OpenNVRConfigEntry, WorkflowHost]],
-        texts: Texts,
-    ) -> str:
-        hass = intent_obj.hass
-        message = _slot(slots, "message")
-        user = await user_name(hass, intent_obj.context)
-        hosts = [host for _, host in entries if message_workflows(host)]
+    async def speak(self, request: Request) -> str:
+        hass = request.intent_obj.hass
+        message = request.slot("message")
+        user = await user_name(hass, request.intent_obj.context)
+        hosts = [host for _, host in request.entries if message_workflows(host)]
         if not hosts:
-            raise Refused(texts("voice_message_none", {}))
+            raise Refused(request.texts("voice_message_none", {}))
         outcomes = await asyncio.gather(
             *(ask_workflows(hass, host, message, user) for host in hosts)
         )
-        return message_speech(outcomes, texts)
+        return message_speech(outcomes, request.texts)
 
 
 def message_speech(outcomes: Sequence[MessageOutcome], texts: Texts) -> str:
