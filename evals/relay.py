@@ -18,7 +18,8 @@ The transcript is the format of the repository's Ollama test fake
 of kind ``answer``, ``tool_calls`` or ``http_error``, the same request key), so that fake
 can serve a recording too (``python -m tests.fakes.ollama_server --replay FILE``). The
 harness does not import it: ``tests/`` is the test suite's, and a harness run on a
-person's own hardware must not depend on it. A test holds the two keys equal.
+person's own hardware must not depend on it. The fake imports :func:`request_key` from
+here instead, so the two cannot key a request differently.
 
 A first entry with ``path: "#meta"`` says where and when the answers were recorded; the
 fake skips it. ``/api/tags``, ``/api/show`` and ``/api/version`` answers are recorded as
@@ -47,7 +48,7 @@ _DEFAULT_TOKENS = (120, 24)
 
 def request_key(body: Mapping[str, Any]) -> str:
     """A stable key for a chat request: the model, the messages (images by digest), the
-    schema and the tool names; the same key the Ollama test fake computes."""
+    schema and the tool names. Equal requests get equal keys across processes."""
     messages = []
     for m in body.get("messages") or []:
         msg = {k: v for k, v in m.items() if k != "images"}

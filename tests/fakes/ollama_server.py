@@ -25,7 +25,8 @@ turn, the user turns, the images (decoded), the schema and the tool names, so a 
 assert on exactly what the model was sent.
 
 Replay: every reply is plain JSON (:meth:`Reply.to_json`, :func:`reply_from_json`) and
-every chat request has a stable key (:func:`request_key`). :meth:`FakeOllama.transcript`
+every chat request has a stable key (:func:`request_key`, the evals harness's own
+``evals.relay.request_key``, so a recording serves both). :meth:`FakeOllama.transcript`
 returns what was asked and answered; :class:`ReplayResponder` answers from such a
 transcript, so an eval runner can record answers once and replay them deterministically.
 
@@ -51,6 +52,8 @@ from typing import Any, Final
 
 import jsonschema
 from aiohttp import web
+
+from evals.relay import request_key
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -250,26 +253,6 @@ class Received:
     def options(self) -> dict[str, Any]:
         opts = self.body.get("options")
         return dict(opts) if isinstance(opts, dict) else {}
-
-
-def request_key(body: Mapping[str, Any]) -> str:
-    """A stable key for a chat request: the model, the messages (images by digest), the
-    schema and the tool names. Equal requests get equal keys across processes."""
-    messages = []
-    for m in body.get("messages") or []:
-        msg = {k: v for k, v in m.items() if k != "images"}
-        if m.get("images"):
-            msg["images"] = [hashlib.sha256(str(i).encode()).hexdigest()[:16] for i in m["images"]]
-        messages.append(msg)
-    basis = {
-        "model": body.get("model"),
-        "messages": messages,
-        "format": body.get("format"),
-        "tools": sorted(
-            str((t.get("function") or {}).get("name")) for t in body.get("tools") or []
-        ),
-    }
-    return hashlib.sha256(json.dumps(basis, sort_keys=True, default=str).encode()).hexdigest()
 
 
 Responder = Callable[[Received], Reply | None]
