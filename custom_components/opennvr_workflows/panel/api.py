@@ -82,6 +82,31 @@ async def _act(
     connection.send_result(msg["id"], await action(hass, call))
 
 
+def _action_command(
+    command: str,
+    fields: dict[Any, Any],
+    service: str,
+    action: Action,
+    *,
+    admin: bool = True,
+    fixed: dict[str, Any] | None = None,
+) -> websocket_api.const.WebSocketCommandHandler:
+    """The websocket command ``workflows/<command>`` that runs ``action`` (the action
+    ``service``) with the message's fields and ``fixed`` (:func:`_act`); admins only unless
+    ``admin`` is false (the action then makes its own checks)."""
+
+    async def handler(
+        hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
+    ) -> None:
+        await _act(hass, connection, {**msg, **(fixed or {})}, service, action)
+
+    handle = websocket_api.async_response(handler)
+    if admin:
+        handle = websocket_api.require_admin(handle)
+    schema = {vol.Required("type"): f"{DOMAIN}/workflows/{command}", **fields}
+    return websocket_api.websocket_command(schema)(handle)
+
+
 # ── reading ─────────────────────────────────────────────────────────────────────────────
 
 
@@ -166,24 +191,20 @@ async def ws_versions(
     connection.send_result(msg["id"], {"workflow_id": workflow_id, "versions": out})
 
 
-@websocket_api.websocket_command({vol.Required("type"): f"{DOMAIN}/workflows/source", **_WORKFLOW})
-@websocket_api.async_response
-async def ws_source(
-    hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
-) -> None:
-    """The workflow file's text as it is on disk (the editor opens it)."""
-    await _act(hass, connection, msg, "export_workflow", file_actions.async_export)
-
-
-@websocket_api.websocket_command(
-    {vol.Required("type"): f"{DOMAIN}/workflows/validate", **_ENTRY, vol.Required("yaml"): str}
+#: The workflow file's text as it is on disk (the editor opens it).
+ws_source = _action_command(
+    "source", _WORKFLOW, "export_workflow", file_actions.async_export, admin=False
 )
-@websocket_api.async_response
-async def ws_validate(
-    hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
-) -> None:
-    """Every problem of the text against this site, each at its line and column."""
-    await _act(hass, connection, msg, "validate_workflow", file_actions.async_validate)
+
+
+#: Every problem of the text against this site, each at its line and column.
+ws_validate = _action_command(
+    "validate",
+    {**_ENTRY, vol.Required("yaml"): str},
+    "validate_workflow",
+    file_actions.async_validate,
+    admin=False,
+)
 
 
 @websocket_api.websocket_command({vol.Required("type"): f"{DOMAIN}/workflows/templates", **_ENTRY})
@@ -199,87 +220,50 @@ async def ws_templates(
 # ── changing ────────────────────────────────────────────────────────────────────────────
 
 
-@websocket_api.websocket_command(
+#: Write the text (or a template) into the folder, in Test; refused while the validator
+#: finds an error. ``overwrite`` replaces the named file (an edit).
+ws_save = _action_command(
+    "save",
     {
-        vol.Required("type"): f"{DOMAIN}/workflows/save",
         **_ENTRY,
         vol.Exclusive("yaml", "source"): str,
         vol.Exclusive("template", "source"): str,
         vol.Optional("file_name"): str,
         vol.Optional("overwrite", default=False): bool,
-    }
+    },
+    "import_workflow",
+    file_actions.async_import,
+    fixed={"dry_run": False},
 )
-@websocket_api.require_admin
-@websocket_api.async_response
-async def ws_save(
-    hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
-) -> None:
-    """Write the text (or a template) into the folder, in Test; refused while the
-    validator finds an error. ``overwrite`` replaces the named file (an edit)."""
-    await _act(
-        hass, connection, {**msg, "dry_run": False}, "import_workflow", file_actions.async_import
-    )
-
-
-@websocket_api.websocket_command(
-    {
-        vol.Required("type"): f"{DOMAIN}/workflows/set_state",
-        **_WORKFLOW,
-        vol.Required("state"): vol.In(("off", "test", "on")),
-    }
+ws_set_state = _action_command(
+    "set_state",
+    {**_WORKFLOW, vol.Required("state"): vol.In(("off", "test", "on"))},
+    "set_workflow_state",
+    run_actions.async_set_state,
 )
-@websocket_api.require_admin
-@websocket_api.async_response
-async def ws_set_state(
-    hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
-) -> None:
-    await _act(hass, connection, msg, "set_workflow_state", run_actions.async_set_state)
-
-
-@websocket_api.websocket_command(
-    {
-        vol.Required("type"): f"{DOMAIN}/workflows/rollback",
-        **_WORKFLOW,
-        vol.Required("version"): str,
-    }
+ws_rollback = _action_command(
+    "rollback",
+    {**_WORKFLOW, vol.Required("version"): str},
+    "rollback_workflow",
+    file_actions.async_rollback,
 )
-@websocket_api.require_admin
-@websocket_api.async_response
-async def ws_rollback(
-    hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
-) -> None:
-    await _act(hass, connection, msg, "rollback_workflow", file_actions.async_rollback)
-
-
-@websocket_api.websocket_command(
+#: Replay recent events through the workflow in Test and answer with each decision.
+ws_try = _action_command(
+    "try",
     {
-        vol.Required("type"): f"{DOMAIN}/workflows/try",
         **_WORKFLOW,
         vol.Optional("count", default=trial.DEFAULT_EVENTS): vol.All(
             int, vol.Range(min=1, max=trial.MAX_EVENTS)
         ),
-    }
+    },
+    "try_workflow",
+    trial.async_try_workflow,
 )
-@websocket_api.require_admin
-@websocket_api.async_response
-async def ws_try(
-    hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
-) -> None:
-    """Replay recent events through the workflow in Test and answer with each decision."""
-    await _act(hass, connection, msg, "try_workflow", trial.async_try_workflow)
-
-
-@websocket_api.websocket_command(
-    {
-        vol.Required("type"): f"{DOMAIN}/workflows/mark",
-        **_ENTRY,
-        vol.Required("run_id"): str,
-        vol.Required("right"): bool,
-    }
+#: Right or wrong (admins and approvers: the action checks).
+ws_mark = _action_command(
+    "mark",
+    {**_ENTRY, vol.Required("run_id"): str, vol.Required("right"): bool},
+    "mark_run",
+    run_actions.async_mark_run,
+    admin=False,
 )
-@websocket_api.async_response
-async def ws_mark(
-    hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
-) -> None:
-    """Right or wrong (admins and approvers: the action checks)."""
-    await _act(hass, connection, msg, "mark_run", run_actions.async_mark_run)
