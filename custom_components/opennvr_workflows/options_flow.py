@@ -51,6 +51,7 @@ from .const import (
 from .evaluation.gate import GateResult
 from .flow_steps import TransportAndAISteps, merge_options
 from .host import sentences
+from .host.approval_people import people as active_people
 from .model_gate_flow import CONF_RUN_EVALUATION, async_measure, gate_placeholders
 
 ROLE_PATTERN = re.compile(r"[a-z][a-z0-9_-]{0,31}")
@@ -337,11 +338,7 @@ class OpenNVRWorkflowsOptionsFlow(TransportAndAISteps, OptionsFlowWithReload):
         own phones, and to Home Assistant's notifications with answer links."""
         errors: dict[str, str] = {}
         placeholders: dict[str, str] = {"problem": ""}
-        people = {
-            user.id: user.name or user.id
-            for user in await self.hass.auth.async_get_users()
-            if user.is_active and not user.system_generated
-        }
+        people = {uid: user.name or uid for uid, user in (await active_people(self.hass)).items()}
         phones = sorted(
             f"notify.{service}"
             for service in self.hass.services.async_services_for_domain("notify")

@@ -18,6 +18,7 @@ from homeassistant.helpers import service
 
 from ..const import DOMAIN
 from ..workflow import Problem
+from .approval_people import user_name as name_of
 from .files import workflow_id_for
 
 if TYPE_CHECKING:
@@ -115,8 +116,7 @@ async def user_name(hass: HomeAssistant, context: Context | None) -> str | None:
     """The calling user's name (their id when nameless); None when Home Assistant called."""
     if context is None or context.user_id is None:
         return None
-    user = await hass.auth.async_get_user(context.user_id)
-    return (user.name or user.id) if user is not None else context.user_id
+    return await name_of(hass, context.user_id)
 
 
 def log_change(call: ServiceCall, hass: HomeAssistant, name: str, message: str) -> None:

@@ -23,6 +23,7 @@ from homeassistant.core import HomeAssistant, ServiceCall, ServiceResponse, call
 
 from ..const import DOMAIN
 from .action_support import invalid
+from .approval_people import user_name
 from .approvals import ApprovalDesk, Outcome
 
 
@@ -69,9 +70,8 @@ async def _placeholders(
 ) -> dict[str, Any]:
     desk = desk_of(hass, approval_id)
     ticket = desk.tickets.by_id.get(approval_id) if desk else None
-    user = await hass.auth.async_get_user(user_id) if user_id else None
     return {
-        "name": (user.name if user else None) or user_id or "?",
+        "name": await user_name(hass, user_id) or "?",
         "by": "",
         "replies": ", ".join(ticket.replies) if ticket else "",
     }

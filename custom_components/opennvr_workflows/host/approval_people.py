@@ -50,15 +50,15 @@ async def addressee_ids(
     hass: HomeAssistant, settings: HostSettings, roles: Iterable[str]
 ) -> list[str]:
     """The user ids a question to ``roles`` goes to, in a stable order, without repeats."""
-    people = await _people(hass)
+    found = await people(hass)
     out: list[str] = []
     for role in tuple(roles) or ("",):
         mapped = settings.approver_roles.get(role) or settings.approver_users
-        out.extend(u for u in mapped if u not in out and u in people)
+        out.extend(u for u in mapped if u not in out and u in found)
     if out:
         return out
     admins = sorted(
-        (u for u in people.values() if u.is_admin), key=lambda u: (not u.is_owner, u.name or "")
+        (u for u in found.values() if u.is_admin), key=lambda u: (not u.is_owner, u.name or "")
     )
     return [u.id for u in admins]
 
@@ -67,9 +67,9 @@ async def addressees(
     hass: HomeAssistant, settings: HostSettings, roles: Iterable[str]
 ) -> list[Addressee]:
     """The people a question to ``roles`` goes to, each with their phones."""
-    people = await _people(hass)
+    found = await people(hass)
     return [
-        Addressee(user_id, people[user_id].name or user_id, phones_of(hass, user_id, settings))
+        Addressee(user_id, found[user_id].name or user_id, phones_of(hass, user_id, settings))
         for user_id in await addressee_ids(hass, settings, roles)
     ]
 
@@ -111,7 +111,7 @@ async def refusal(
     under the current options, and allowed to see that camera."""
     if user_id is None:
         return "no_user"
-    user = (await _people(hass)).get(user_id)
+    user = (await people(hass)).get(user_id)
     if user is None:
         return "unknown_user"
     if user_id not in await addressee_ids(hass, settings, roles):
@@ -125,7 +125,7 @@ async def refusal(
     return None
 
 
-async def _people(hass: HomeAssistant) -> dict[str, User]:
+async def people(hass: HomeAssistant) -> dict[str, User]:
     """Active users that are people (not Home Assistant's own system users), by id."""
     return {
         u.id: u for u in await hass.auth.async_get_users() if u.is_active and not u.system_generated
