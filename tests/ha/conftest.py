@@ -130,3 +130,20 @@ async def setup_entry(hass: HomeAssistant, config_entry: MockConfigEntry) -> Moc
     assert await hass.config_entries.async_setup(config_entry.entry_id)
     await hass.async_block_till_done()
     return config_entry
+
+
+async def set_up_again(hass: HomeAssistant, entry: MockConfigEntry) -> MockConfigEntry:
+    """``entry`` as a restarted Home Assistant (on the same config folder) loads it: the same
+    id, data and options, added and set up."""
+    again = MockConfigEntry(
+        domain=DOMAIN,
+        entry_id=entry.entry_id,
+        title=entry.title,
+        unique_id=entry.unique_id,
+        data=dict(entry.data),
+        options=dict(entry.options),
+    )
+    again.add_to_hass(hass)
+    assert await hass.config_entries.async_setup(again.entry_id)
+    await hass.async_block_till_done()
+    return again

@@ -52,7 +52,7 @@ from tests.fakes.push_gateway import Push, PushGateway
 from tests.ha.phones import Phone, Phones, phones_for
 from tests.nvr.conftest import until
 
-from .conftest import ai_options
+from .conftest import ai_options, set_up_again
 from .workflow_files import write_workflow
 
 pytest_plugins = ["tests.ha.phones"]
@@ -774,17 +774,7 @@ async def restarted(
         second.data.pop(loader.DATA_CUSTOM_COMPONENTS)
         phones = await live_phones(second, gateway, aiohttp_client)
         restored = [await phones.restore(p) for p in old]
-        again = MockConfigEntry(
-            domain=DOMAIN,
-            entry_id=entry.entry_id,
-            title=entry.title,
-            unique_id=entry.unique_id,
-            data=dict(entry.data),
-            options=dict(entry.options),
-        )
-        again.add_to_hass(second)
-        assert await second.config_entries.async_setup(again.entry_id)
-        await second.async_block_till_done()
+        again = await set_up_again(second, entry)
         yield second, again, restored
 
 

@@ -40,7 +40,7 @@ from custom_components.opennvr_workflows.host.workflows import WorkflowHost
 from tests.fakes.opennvr_sim import OpenNVRSimulator
 from tests.nvr.conftest import until
 
-from .conftest import WEBSOCKET_OPTIONS
+from .conftest import WEBSOCKET_OPTIONS, set_up_again
 from .workflow_files import ASK, REMIND, write_workflow
 
 PHONE = "mobile_app_alices_phone"
@@ -109,17 +109,7 @@ async def restarted(
     async with async_test_home_assistant(config_dir=config_dir) as second:
         second.data.pop(loader.DATA_CUSTOM_COMPONENTS)
         calls = async_mock_service(second, "notify", PHONE)
-        again = MockConfigEntry(
-            domain=DOMAIN,
-            entry_id=entry.entry_id,
-            title=entry.title,
-            unique_id=entry.unique_id,
-            data=dict(entry.data),
-            options=dict(entry.options),
-        )
-        again.add_to_hass(second)
-        assert await second.config_entries.async_setup(again.entry_id)
-        await second.async_block_till_done()
+        again = await set_up_again(second, entry)
         yield second, again, calls
 
 
