@@ -9,6 +9,7 @@ from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 
 from .const import DOMAIN
 from .engine import EngineUpdate
+from .host.permissions import async_allow_entity
 from .runtime import OpenNVRConfigEntry
 from .workflow.model import ButtonTrigger
 from .workflow_entity import WorkflowEntity, add_workflow_entities
@@ -57,6 +58,7 @@ class RunNowButton(WorkflowEntity, ButtonEntity):
         return True
 
     async def async_press(self) -> None:
+        await async_allow_entity(self)
         user = self._context.user_id if self._context else None
         started = self.views.host.engine.run_now(self.workflow_id, user)
         if not started:

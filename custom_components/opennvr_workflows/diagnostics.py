@@ -1,6 +1,11 @@
 """Diagnostics for a support request: what the site said, what arrived, how the workflows
 are doing, nothing secret.
 
+Secrets are kept out twice: the fields that hold them are redacted by name, and then every
+address anywhere in the dump (a value, a list item, a key, an error text) loses its
+``user:password@`` (:func:`.redact.strip_userinfo_deep`), because an address typed with
+its credentials (Ollama, NATS, MQTT, a webhook) sits in fields no list of names foresees.
+
 Workflows are summarised, not dumped: each one's state and its file's problems, and its
 latest runs as ids, statuses, outcomes, times and step counts. A run's trigger is reduced
 to its kind, type and camera; its payload (a message's text, a plate, a person's name)
@@ -27,6 +32,7 @@ from .const import (
     CONF_SITE_LISTS,
     CONF_WEBHOOKS,
 )
+from .redact import strip_userinfo_deep
 from .runtime import OpenNVRConfigEntry
 
 if TYPE_CHECKING:
@@ -57,7 +63,7 @@ async def async_get_config_entry_diagnostics(
 ) -> dict[str, Any]:
     runtime = entry.runtime_data
     info = runtime.info
-    return {
+    dump = {
         "entry": {
             "data": async_redact_data(dict(entry.data), TO_REDACT),
             "options": async_redact_data(dict(entry.options), TO_REDACT),
@@ -88,6 +94,8 @@ async def async_get_config_entry_diagnostics(
         },
         "workflows": await _workflows(runtime.workflows),
     }
+    stripped: dict[str, Any] = strip_userinfo_deep(dump)
+    return stripped
 
 
 async def _workflows(host: WorkflowHost | None) -> dict[str, Any] | None:
@@ -119,6 +127,7 @@ async def _workflows(host: WorkflowHost | None) -> dict[str, Any] | None:
             "runs_waiting": sum(1 for r in active if r.status == "waiting"),
             "approvals_pending": len(engine.pending_approvals()),
         },
+        "webhooks": {"redirects_refused": host.effects.webhook_redirects},
         "approvals": {
             "questions_waiting": len(host.desk.pending()),
             "refused_by_reason": dict(host.desk.refused),

@@ -6,7 +6,9 @@ reuses what the actions and the phones already do, so voice follows the same rul
 
 * ``OpenNVRLook`` ("what's at the front door"): the ``look`` action on the camera that
   plays the spoken role, asked the question as it was said; the answer is the reason the
-  model gave (what it saw). The action's own checks apply (AI on, a model chosen).
+  model gave (what it saw). The action's own checks apply (AI on, a model chosen, a camera
+  the speaker may see): a role whose camera the speaker may not see is answered, and the
+  roles are listed, as if it did not exist.
 * ``OpenNVRAlerts`` ("any alerts"): the site's unacknowledged alerts, newest first; a
   person who may not see a camera hears nothing of its alerts.
 * ``OpenNVRApprove`` / ``OpenNVRDeny`` / ``OpenNVRAnswer``: answer the newest open question
@@ -41,12 +43,9 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 import probatio as vol
-from homeassistant.auth.permissions.const import POLICY_READ
 from homeassistant.config_entries import ConfigEntryState
-from homeassistant.const import Platform
 from homeassistant.core import Context, HomeAssistant, callback
 from homeassistant.exceptions import HomeAssistantError
-from homeassistant.helpers import entity_registry as er
 from homeassistant.helpers import intent
 from homeassistant.util import dt as dt_util
 from pyopennvr import OpenNVRError
@@ -54,8 +53,8 @@ from pyopennvr import OpenNVRError
 from .const import DOMAIN
 from .host.action_support import listed, user_name
 from .host.assistant_messages import MessageOutcome, ask_workflows, message_workflows
-from .host.ids import camera_unique_id
-from .host.permissions import is_admin
+from .host.permissions import DOORS, NotAllowed, Rule, allow, async_allow, async_caller
+from .host.read_scope import camera_touched, may_see, visible_camera_ids
 from .host.texts import Texts
 from .host.workflows import WorkflowHost
 from .runtime import OpenNVRConfigEntry
@@ -133,12 +132,16 @@ class Request:
 class OpenNVRIntent(intent.IntentHandler):
     """A handler that speaks a sentence, or a refusal as the response's error."""
 
+    #: What Assist says when the speaker may not use this intent (a text's key).
+    refusal = "voice_not_allowed"
+
     async def async_handle(self, intent_obj: intent.Intent) -> intent.IntentResponse:
         texts = Texts(intent_obj.hass)
         await texts.async_load()
         slots = self.async_validate_slots(intent_obj.slots)
         response = intent_obj.create_response()
         try:
+            await self._allow(intent_obj, texts)
             entries = loaded_entries(intent_obj.hass)
             if not entries:
                 raise Refused(texts("voice_no_site", {}))
@@ -152,6 +155,27 @@ class OpenNVRIntent(intent.IntentHandler):
     async def speak(self, request: Request) -> str:
         """What Assist says; raises :class:`Refused` for what it says instead."""
         raise NotImplementedError
+
+    async def _allow(self, intent_obj: intent.Intent, texts: Texts) -> None:
+        """The intent's door (:mod:`.host.permissions`). A door that starts workflows
+        decides per workflow, on each workflow's own entity (:class:`MessageIntent`)."""
+        door = intent_door(self.intent_type or "")
+        rule = DOORS.get(door)
+        if rule is Rule.OPERATE:
+            return
+        if intent_obj.context.user_id is None and rule is Rule.ADMIN:
+            # A turn with no user is a voice satellite: whoever is in the room, never an
+            # administrator (an automation changes workflows through the actions).
+            raise Refused(texts(self.refusal, {}))
+        try:
+            await async_allow(intent_obj.hass, door, intent_obj.context)
+        except NotAllowed as err:
+            raise Refused(texts(self.refusal, {})) from err
+
+
+def intent_door(intent_type: str) -> str:
+    """The door of an intent: ``intent:<its type>``."""
+    return f"intent:{intent_type}"
 
 
 # ── what is at a camera ─────────────────────────────────────────────────────────────────
@@ -169,14 +193,14 @@ class LookIntent(OpenNVRIntent):
         intent_obj, entries, texts = request.intent_obj, request.entries, request.texts
         said = request.slot("camera")
         wanted = spoken_name(said)
-        found = [
-            (host, role)
-            for _, host in entries
-            for role in host.settings.roles
-            if spoken_name(role) == wanted
-        ]
+        caller = await async_caller(intent_obj.hass, intent_obj.context)
+        seen: list[tuple[WorkflowHost, str]] = []
+        for _, host in entries:
+            visible = visible_camera_ids(caller, host) if caller is not None else frozenset()
+            seen.extend((host, r) for r, cid in host.settings.roles.items() if cid in visible)
+        found = [(host, role) for host, role in seen if spoken_name(role) == wanted]
         if not found:
-            roles = listed(spoken_name(r) for _, h in entries for r in h.settings.roles)
+            roles = listed(spoken_name(role) for _, role in seen)
             raise Refused(texts("voice_unknown_camera", {"camera": said, "roles": roles}))
         host, role = found[0]
         question = (intent_obj.text_input or "").strip() or f"What is at the {wanted}?"
@@ -241,25 +265,18 @@ class AlertsIntent(OpenNVRIntent):
 async def _camera_filter(
     hass: HomeAssistant, entry: OpenNVRConfigEntry, context: Context
 ) -> Callable[[Any], bool]:
-    """Whether the speaker may see the camera an alert names (``cam3``): admins and Home
-    Assistant itself see all, others the camera entities their permissions let them read.
-    An alert with no camera is the site's and is said to everyone."""
-    if await is_admin(hass, context):
-        return lambda _camera: True
-    user = await hass.auth.async_get_user(context.user_id or "")
-    registry = er.async_get(hass)
-    site_id = entry.runtime_data.info.site_id
+    """Whether the speaker may see the camera an alert names (``cam3``): the
+    integration's one rule (:meth:`.host.permissions.Caller.may_see`). An alert with no
+    camera is the site's and is said to everyone."""
+    caller = await async_caller(hass, context)
+    host = entry.runtime_data.workflows
 
     def sees(camera: Any) -> bool:
         if not camera:
             return True
-        if user is None:
+        if caller is None or host is None:
             return False
-        number = str(camera).removeprefix("cam")
-        entity_id = registry.async_get_entity_id(
-            Platform.CAMERA, DOMAIN, camera_unique_id(site_id, number)
-        )
-        return entity_id is not None and user.permissions.check_entity(entity_id, POLICY_READ)
+        return may_see(caller, host, camera_touched(host, camera))
 
     return sees
 
@@ -368,6 +385,7 @@ class AnswerIntent(OpenNVRIntent):
 class SetWorkflowIntent(OpenNVRIntent):
     intent_type = INTENT_SET_WORKFLOW
     description = "Switches an OpenNVR workflow Off, to Test or On (admins only)"
+    refusal = "voice_switch_needs_admin"
 
     @property
     def slot_schema(self) -> dict[Any, Any]:
@@ -380,9 +398,6 @@ class SetWorkflowIntent(OpenNVRIntent):
         entries, texts = request.entries, request.texts
         hass, context = request.intent_obj.hass, request.intent_obj.context
         said, state = request.slot("workflow"), request.slot("state")
-        user = await hass.auth.async_get_user(context.user_id) if context.user_id else None
-        if user is None or not user.is_admin:
-            raise Refused(texts("voice_switch_needs_admin", {}))
         wanted = spoken_name(said)
         found = [
             (host, workflow_id, loaded.workflow.name if loaded.workflow else workflow_id)
@@ -431,12 +446,30 @@ class MessageIntent(OpenNVRIntent):
     async def speak(self, request: Request) -> str:
         hass = request.intent_obj.hass
         message = request.slot("message")
-        user = await user_name(hass, request.intent_obj.context)
+        context = request.intent_obj.context
+        user = await user_name(hass, context)
         hosts = [host for _, host in request.entries if message_workflows(host)]
         if not hosts:
             raise Refused(request.texts("voice_message_none", {}))
+        caller = await async_caller(hass, context)
+        door = intent_door(self.intent_type)
+
+        def may_start(host: WorkflowHost) -> Callable[[str], bool]:
+            def check(workflow_id: str) -> bool:
+                try:
+                    allow(
+                        door, caller, context.user_id, entity_id=host.workflow_entity(workflow_id)
+                    )
+                except NotAllowed:
+                    return False
+                return True
+
+            return check
+
+        if not any(may_start(h)(w) for h in hosts for w, _ in message_workflows(h)):
+            raise Refused(request.texts("voice_not_allowed", {}))
         outcomes = await asyncio.gather(
-            *(ask_workflows(hass, host, message, user) for host in hosts)
+            *(ask_workflows(hass, host, message, user, may_start=may_start(host)) for host in hosts)
         )
         return message_speech(outcomes, request.texts)
 

@@ -3,15 +3,16 @@ OpenNVR; and each workflow's state (off, test, on), kept by the engine across re
 
 A workflow the engine parked in *needs attention* shows no option (its state is unknown)
 while its problem binary sensor is on with the reason: choosing off, test or on is how a
-person says "I looked", and clears it. Turning On a workflow that moves things or reads
-face or plate data needs an admin user (see :mod:`.host.permissions`).
+person says "I looked", and clears it. Who may choose is each select's door (see
+:mod:`.host.permissions`): a workflow's state is an admin's; the site mode is for whoever
+Home Assistant lets control the select.
 """
 
 from __future__ import annotations
 
 from homeassistant.components.select import SelectEntity
 from homeassistant.core import HomeAssistant, callback
-from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
+from homeassistant.exceptions import HomeAssistantError
 from homeassistant.helpers.dispatcher import async_dispatcher_connect
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 from pyopennvr import OpenNVRAuthError, OpenNVRError
@@ -19,7 +20,7 @@ from pyopennvr import OpenNVRAuthError, OpenNVRError
 from .const import DOMAIN, SITE_MODES
 from .engine import UnknownWorkflowError
 from .entity import OpenNVRSiteEntity
-from .host.permissions import may_set_state
+from .host.permissions import async_allow_entity
 from .nvr.bridge import site_signal
 from .runtime import OpenNVRConfigEntry
 from .workflow_entity import WorkflowEntity, add_workflow_entities
@@ -70,6 +71,7 @@ class SiteModeSelect(OpenNVRSiteEntity, SelectEntity):
         self.async_write_ha_state()
 
     async def async_select_option(self, option: str) -> None:
+        await async_allow_entity(self)
         runtime = self.entry.runtime_data
         try:
             mode = await runtime.client.set_site_mode(option, reason="Home Assistant")
@@ -115,12 +117,7 @@ class WorkflowStateSelect(WorkflowEntity, SelectEntity):
                 translation_key="workflow_unavailable",
                 translation_placeholders={"workflow": self.workflow_id},
             )
-        if not await may_set_state(self.hass, self._context, workflow, option):
-            raise ServiceValidationError(
-                translation_domain=DOMAIN,
-                translation_key="workflow_on_needs_admin",
-                translation_placeholders={"workflow": workflow.name},
-            )
+        await async_allow_entity(self)
         try:
             self.views.host.engine.set_workflow_state(self.workflow_id, option)
         except UnknownWorkflowError as err:

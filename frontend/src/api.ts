@@ -142,7 +142,8 @@ const ws = <T>(hass: Hass, command: string, data: Record<string, unknown> = {}) 
   hass.callWS<T>({ type: `${DOMAIN}/${command}`, ...data });
 
 export const api = {
-  list: (h: Hass) => ws<{ workflows: WorkflowRow[]; is_admin: boolean }>(h, "workflows/list"),
+  list: (h: Hass) =>
+    ws<{ workflows: WorkflowRow[]; is_admin: boolean; may_mark: boolean }>(h, "workflows/list"),
   runs: (h: Hass, workflow: string, opts: { offset?: number; limit?: number; decision?: string; mode?: string }) =>
     ws<{ runs: RunRow[]; more: boolean; decisions: string[] }>(h, "workflows/runs", { workflow, ...opts }),
   run: (h: Hass, run_id: string) => ws<RunPage>(h, "workflows/run", { run_id }),

@@ -39,6 +39,7 @@ class OpennvrWorkflowsPanel extends LitElement {
     _view: { state: true },
     _rows: { state: true },
     _admin: { state: true },
+    _mayMark: { state: true },
     _error: { state: true },
     _runs: { state: true },
     _more: { state: true },
@@ -58,6 +59,8 @@ class OpennvrWorkflowsPanel extends LitElement {
   _view: View = { name: "list" };
   _rows: WorkflowRow[] = [];
   _admin = false;
+  /** Whether this person may mark runs right or wrong (admins and approvers). */
+  _mayMark = false;
   _error = "";
   _runs: RunRow[] = [];
   _more = false;
@@ -203,6 +206,7 @@ class OpennvrWorkflowsPanel extends LitElement {
       const res = await api.list(this.hass);
       this._rows = res.workflows;
       this._admin = res.is_admin;
+      this._mayMark = res.may_mark;
     });
   }
 
@@ -422,8 +426,10 @@ class OpennvrWorkflowsPanel extends LitElement {
         <div class="muted">${when(run.started_at)} · ${String(run.trigger.kind ?? "")} ${String(run.trigger.camera_role ?? "")}</div>
         ${run.error ? html`<div class="error">${run.error}</div>` : nothing}
         <div class="row marks">
-          <button class=${marked === true ? "on mark-right" : "mark-right"} aria-pressed=${marked === true ? "true" : "false"} @click=${() => this._mark(run.run_id, true)}>${t("mark_right")}</button>
-          <button class=${marked === false ? "on mark-wrong" : "mark-wrong"} aria-pressed=${marked === false ? "true" : "false"} @click=${() => this._mark(run.run_id, false)}>${t("mark_wrong")}</button>
+          ${this._mayMark
+            ? html`<button class=${marked === true ? "on mark-right" : "mark-right"} aria-pressed=${marked === true ? "true" : "false"} @click=${() => this._mark(run.run_id, true)}>${t("mark_right")}</button>
+                <button class=${marked === false ? "on mark-wrong" : "mark-wrong"} aria-pressed=${marked === false ? "true" : "false"} @click=${() => this._mark(run.run_id, false)}>${t("mark_wrong")}</button>`
+            : nothing}
           ${run.mark
             ? html`<span class="muted marked">${t(run.mark.right ? "marked_right" : "marked_wrong")}${run.mark.by ? ` · ${run.mark.by}` : ""}</span>`
             : nothing}

@@ -312,8 +312,10 @@ async def phones_for(
 ) -> Phones:
     """Set up ``http`` and ``mobile_app`` on ``hass`` (mobile_app brings webhook, person,
     notify and the rest it needs; cloud stays off, so no cloudhooks) and a client of its
-    HTTP app."""
+    HTTP app. The app takes views after it started serving, as Home Assistant's own server
+    does once started (integrations set up after the phones register theirs)."""
     assert await async_setup_component(hass, "http", {})
+    hass.http.app._router.freeze = lambda: None  # what HomeAssistantHTTP.start does
     assert await async_setup_component(hass, MOBILE_APP, {})
     await hass.async_block_till_done()
     return Phones(hass, gateway, await aiohttp_client(hass.http.app))

@@ -11,73 +11,43 @@ Everything here is real Home Assistant: phones are companion-app registrations m
 from __future__ import annotations
 
 import asyncio
-import html
-import re
-from collections.abc import AsyncGenerator
-from contextlib import asynccontextmanager
-from datetime import UTC, datetime, timedelta
-from functools import partial
+from datetime import timedelta
 from typing import Any
 
 import pytest
-from aiohttp.test_utils import TestClient
-from homeassistant import loader
-from homeassistant.auth.const import GROUP_ID_USER
-from homeassistant.auth.models import User
-from homeassistant.components.persistent_notification import _async_get_or_create_notifications
 from homeassistant.core import Context, HomeAssistant
 from homeassistant.exceptions import ServiceValidationError
-from homeassistant.setup import async_setup_component
 from homeassistant.util import dt as dt_util
-from pytest_homeassistant_custom_component.common import (
-    MockConfigEntry,
-    async_fire_time_changed,
-    async_test_home_assistant,
-)
+from pytest_homeassistant_custom_component.common import MockConfigEntry, async_fire_time_changed
 from pytest_homeassistant_custom_component.typing import (
     ClientSessionGenerator,
     WebSocketGenerator,
 )
 
-from custom_components.opennvr_workflows.const import CONF_APPROVERS, DOMAIN
-from custom_components.opennvr_workflows.engine import Engine
+from custom_components.opennvr_workflows.const import DOMAIN
 from custom_components.opennvr_workflows.engine.testing import ManualClock
 from custom_components.opennvr_workflows.host import approval_links
-from custom_components.opennvr_workflows.host import workflows as workflows_module
-from custom_components.opennvr_workflows.host.approvals import CLEAR_AFTER_S, ApprovalDesk
-from custom_components.opennvr_workflows.host.workflows import WorkflowHost
+from custom_components.opennvr_workflows.host.approvals import CLEAR_AFTER_S
 from tests.fakes.ollama_server import FakeOllama, FromSchema
 from tests.fakes.opennvr_sim import OpenNVRSimulator
-from tests.fakes.push_gateway import Push, PushGateway
-from tests.ha.phones import Phone, Phones, phones_for
+from tests.fakes.push_gateway import PushGateway
+from tests.ha.phones import Phones
 from tests.nvr.conftest import until
 
-from .conftest import ai_options, set_up_again
-from .workflow_files import write_workflow
+from .approval_support import (
+    HOUR,
+    Home,
+    access_token,
+    action_of,
+    asks,
+    buttons_of,
+    gate,
+    restarted,
+    set_up_home,
+)
+from .conftest import ai_options
 
-pytest_plugins = ["tests.ha.phones"]
-
-HOUR = 3600.0
-
-#: A question to the owners; each reply leaves its mark in the logbook through a log step.
-GATE = """\
-contract: workflow.v1
-name: Gate
-state: {state}
-limits: {{ cooldown: 0s, per_hour: 100 }}
-when:
-  alert: {{ alert_type: person, cameras: [gate] }}
-then:
-  - ask_person:
-      who: role:owner
-      message: Somebody at the gate. Open it?
-      replies: [{replies}]
-      timeout: {timeout}
-      default: Keep closed
-    Open: [ log: "opened for {{answered_by}}" ]
-    Keep closed: [ log: "kept closed" ]
-"""
-
+pytest_plugins = ["tests.ha.phones", "tests.ha.approval_support"]
 
 #: The issue's own scenario: an unsure Look asks the owners, with the picture it looked at.
 UNSURE_LOOK = """\
@@ -106,129 +76,6 @@ then:
           Yes: [ log: "opened for {answered_by}" ]
           No: [ log: "kept closed" ]
 """
-
-
-def gate(state: str = "on", replies: str = "Open, Keep closed", timeout: str = "1h") -> str:
-    return GATE.format(state=state, replies=replies, timeout=timeout)
-
-
-@pytest.fixture
-async def phones(
-    hass: HomeAssistant, push_gateway: PushGateway, aiohttp_client: ClientSessionGenerator
-) -> Phones:
-    """Phones on a Home Assistant whose HTTP app takes views after it started serving, as
-    Home Assistant's own server allows (integrations set up later register theirs)."""
-    return await live_phones(hass, push_gateway, aiohttp_client)
-
-
-async def live_phones(
-    hass: HomeAssistant, gateway: PushGateway, aiohttp_client: ClientSessionGenerator
-) -> Phones:
-    assert await async_setup_component(hass, "http", {})
-    hass.http.app._router.freeze = lambda: None  # what HomeAssistantHTTP.start does
-    return await phones_for(hass, gateway, aiohttp_client)
-
-
-@pytest.fixture
-def clock(monkeypatch: pytest.MonkeyPatch) -> ManualClock:
-    manual = ManualClock(datetime.now(UTC))
-    monkeypatch.setattr(workflows_module, "Engine", partial(Engine, clock=manual))
-    return manual
-
-
-class Home:
-    """Alice (Android) and Bob (iPhone) answer for the owners; Carol has a phone too but
-    is not asked."""
-
-    def __init__(
-        self,
-        hass: HomeAssistant,
-        entry: MockConfigEntry,
-        alice: Phone,
-        bob: Phone,
-        carol: Phone,
-        client: TestClient[Any, Any],
-    ) -> None:
-        self.hass = hass
-        self.entry = entry
-        self.alice, self.bob, self.carol = alice, bob, carol
-        self.client = client
-
-    @property
-    def host(self) -> WorkflowHost:
-        host = self.entry.runtime_data.workflows
-        assert host is not None
-        return host
-
-    @property
-    def desk(self) -> ApprovalDesk:
-        return self.host.desk
-
-    async def alert(self, sim: OpenNVRSimulator) -> str:
-        """A person at the gate camera; the run id of the question it starts."""
-        before = {r.run_id for r in self.host.engine.active_runs()}
-        await sim.emit_alert(2, "person")
-        await until(
-            lambda: any(r.run_id not in before for r in self.host.engine.active_runs())
-            and bool(self.desk.pending()),
-            "the question was asked",
-        )
-        await self.hass.async_block_till_done()
-        return next(r.run_id for r in self.host.engine.active_runs() if r.run_id not in before)
-
-    async def detail(self, run_id: str) -> dict[str, Any]:
-        await self.host.engine.idle()
-        await self.hass.async_block_till_done()
-        return await self.host.engine.run_detail(run_id)
-
-
-def asks(push: Push) -> bool:
-    return bool(push.get("data", {}).get("actions"))
-
-
-def action_of(push: Push, reply: str) -> str:
-    return next(a["action"] for a in push["data"]["actions"] if a["title"] == reply)
-
-
-async def set_up_home(
-    hass: HomeAssistant,
-    phones: Phones,
-    config_entry: MockConfigEntry,
-    workflow: str,
-    hass_client_no_auth: ClientSessionGenerator,
-) -> Home:
-    alice = await phones.register(await phones.user("Alice"), "Alice's Pixel")
-    bob = await phones.register(await phones.user("Bob", admin=True), "Bob's iPhone", os="ios")
-    carol = await phones.register(await phones.user("Carol"), "Carol's Pixel")
-    hass.config_entries.async_update_entry(
-        config_entry,
-        options={
-            **config_entry.options,
-            CONF_APPROVERS: {"roles": {"owner": [alice.user.id, bob.user.id]}},
-            "camera_roles": {"gate": 2},
-        },
-    )
-    write_workflow(hass, "gate", workflow)
-    assert await hass.config_entries.async_setup(config_entry.entry_id)
-    await hass.async_block_till_done()
-    await until(lambda: config_entry.runtime_data.hub.connected("websocket"), "connected")
-    return Home(hass, config_entry, alice, bob, carol, await hass_client_no_auth())
-
-
-@pytest.fixture
-async def home(
-    hass: HomeAssistant,
-    phones: Phones,
-    config_entry: MockConfigEntry,
-    sim: OpenNVRSimulator,
-    clock: ManualClock,
-    hass_client_no_auth: ClientSessionGenerator,
-) -> Home:
-    return await set_up_home(hass, phones, config_entry, gate(), hass_client_no_auth)
-
-
-def logbook_lines(events: list[Any]) -> list[str]:
-    return [str(e.data["message"]) for e in events]
 
 
 # ── asking ──────────────────────────────────────────────────────────────
@@ -358,12 +205,7 @@ async def test_an_addressee_who_may_not_see_the_camera_cannot_answer(
 ) -> None:
     """Eve is in the role, but her user has no permission to read the gate camera."""
     eve = await hass.auth.async_create_user("Eve", group_ids=[])
-    owners = [home.alice.user.id, home.bob.user.id, eve.id]
-    home.host.update_settings(
-        workflows_module.HostSettings.from_options(
-            {**home.entry.options, CONF_APPROVERS: {"roles": {"owner": owners}}}
-        )
-    )
+    home.approvers([home.alice.user.id, home.bob.user.id, eve.id])
     run_id = await home.alert(sim)
     approval_id = home.desk.pending()[0].approval_id
     with pytest.raises(ServiceValidationError) as err:
@@ -540,32 +382,19 @@ async def test_more_than_three_replies_on_android_and_ios(
 
 
 async def test_a_link_opens_a_page_and_only_its_button_answers(
-    hass: HomeAssistant, home: Home, sim: OpenNVRSimulator
+    hass: HomeAssistant,
+    phones: Phones,
+    config_entry: MockConfigEntry,
+    sim: OpenNVRSimulator,
+    clock: ManualClock,
+    hass_client_no_auth: ClientSessionGenerator,
 ) -> None:
-    """Carol-less: Dave has no phone, so Home Assistant's notification carries his links."""
-    dave = await hass.auth.async_create_user("Dave", group_ids=[GROUP_ID_USER])
-    home.host.update_settings(
-        workflows_module.HostSettings.from_options(
-            {
-                **home.entry.options,
-                CONF_APPROVERS: {
-                    "roles": {"owner": [home.alice.user.id, home.bob.user.id, dave.id]}
-                },
-            }
-        )
-    )
+    """The link on Alice's Android card (*More replies*): its page answers only on a
+    button, as Alice."""
+    workflow = gate(replies="Open, Keep closed, Call me, Sound the chime")
+    home = await set_up_home(hass, phones, config_entry, workflow, hass_client_no_auth)
     run_id = await home.alert(sim)
-    shown = _async_get_or_create_notifications(hass)
-
-    def ours() -> list[Any]:
-        return [n for n in shown.values() if n["notification_id"].startswith(f"{DOMAIN}_ask_")]
-
-    await until(lambda: bool(ours()), "the question in Home Assistant's notifications")
-    (note,) = ours()
-    body = note["message"]
-    assert "Alice is asked on their phone." in body
-    assert "Dave, answer here:" in body
-    link = body.split("[Open](")[1].split(")")[0]
+    link = (await home.alice.wait_for(asks))["data"]["actions"][2]["uri"]
     # Following the link (a previewer, a prefetcher, the person) answers nothing.
     for _ in range(2):
         page = await home.client.get(link)
@@ -573,8 +402,8 @@ async def test_a_link_opens_a_page_and_only_its_button_answers(
         text = await page.text()
     assert (await home.detail(run_id))["status"] == "waiting"
     buttons = buttons_of(text)
-    assert list(buttons) == ["Answer “Open” as Dave", "Answer “Keep closed” as Dave"]
-    action, fields = buttons["Answer “Open” as Dave"]
+    assert list(buttons)[:2] == ["Answer “Open” as Alice", "Answer “Keep closed” as Alice"]
+    action, fields = buttons["Answer “Open” as Alice"]
     # A button whose proof was tampered with, or whose link expired, answers nothing.
     for bad in (
         {**fields, "proof": "0" * 64},
@@ -589,33 +418,19 @@ async def test_a_link_opens_a_page_and_only_its_button_answers(
     assert "“Open” was sent" in await answered.text()
     detail = await home.detail(run_id)
     assert detail["steps"][0]["outcome"] == "Open"
-    assert ("answered", dave.id) in [(n["event"], n["user"]) for n in detail["approval_log"]]
+    answered_by = [(n["event"], n["user"]) for n in detail["approval_log"]]
+    assert ("answered", home.alice.user.id) in answered_by
     # Pressed again: refused, and the page says the question is closed.
     again = await home.client.post(action, data=fields)
     assert again.status == 403
     assert "no longer open" in await again.text()
 
 
-def buttons_of(page: str) -> dict[str, tuple[str, dict[str, str]]]:
-    """The answer page's buttons: label -> (form action, hidden fields)."""
-    out: dict[str, tuple[str, dict[str, str]]] = {}
-    for form in re.findall(r"<form (.*?)</form>", page, re.S):
-        action = html.unescape(re.search(r'action="([^"]*)"', form).group(1))
-        fields = {
-            html.unescape(k): html.unescape(v)
-            for k, v in re.findall(r'<input type="hidden" name="([^"]*)" value="([^"]*)">', form)
-        }
-        label = html.unescape(re.search(r"<button[^>]*>(.*?)</button>", form).group(1))
-        out[label] = (action, fields)
-    return out
-
-
 async def test_an_expired_or_altered_link_is_refused(
     hass: HomeAssistant, home: Home, sim: OpenNVRSimulator
 ) -> None:
     await home.alert(sim)
-    ticket = home.desk.pending()[0]
-    token = ticket.token_of(home.alice.user.id, "Open")
+    token = home.token_of(home.alice.user.id, "Open")
     expired = approval_links.answer_link(hass, token, 1)
     await asyncio.sleep(2.1)
     response = await home.client.get(expired)
@@ -710,7 +525,7 @@ async def test_the_websocket_lists_and_answers_as_the_connected_user(
     assert state.attributes["questions"][0]["message"] == "Somebody at the gate. Open it?"
     assert "token" not in str(state.attributes)
 
-    alice_token = await _access_token(hass, home.alice.user)
+    alice_token = await access_token(hass, home.alice.user)
     ws = await hass_ws_client(hass, access_token=alice_token)
     await ws.send_json({"id": 1, "type": f"{DOMAIN}/approvals/list"})
     listed = await ws.receive_json()
@@ -721,7 +536,7 @@ async def test_the_websocket_lists_and_answers_as_the_connected_user(
     assert "tokens" not in row
     assert ticket_tokens(home) not in str(listed)
 
-    carol_ws = await hass_ws_client(hass, access_token=await _access_token(hass, home.carol.user))
+    carol_ws = await hass_ws_client(hass, access_token=await access_token(hass, home.carol.user))
     await carol_ws.send_json({"id": 1, "type": f"{DOMAIN}/approvals/list"})
     assert (await carol_ws.receive_json())["result"]["approvals"] == []
     await carol_ws.send_json(
@@ -751,31 +566,10 @@ async def test_the_websocket_lists_and_answers_as_the_connected_user(
 
 
 def ticket_tokens(home: Home) -> str:
-    return next(iter(next(iter(home.desk.tickets.by_id.values())).tokens.values()))["Open"]
-
-
-async def _access_token(hass: HomeAssistant, user: User) -> str:
-    refresh = await hass.auth.async_create_refresh_token(user, "https://example.test/")
-    return hass.auth.async_create_access_token(refresh)
+    return home.token_of(home.alice.user.id, "Open")
 
 
 # ── restart ─────────────────────────────────────────────────────────────
-
-
-@asynccontextmanager
-async def restarted(
-    config_dir: str,
-    entry: MockConfigEntry,
-    gateway: PushGateway,
-    aiohttp_client: ClientSessionGenerator,
-    old: list[Phone],
-) -> AsyncGenerator[tuple[HomeAssistant, MockConfigEntry, list[Phone]]]:
-    async with async_test_home_assistant(config_dir=config_dir) as second:
-        second.data.pop(loader.DATA_CUSTOM_COMPONENTS)
-        phones = await live_phones(second, gateway, aiohttp_client)
-        restored = [await phones.restore(p) for p in old]
-        again = await set_up_again(second, entry)
-        yield second, again, restored
 
 
 async def test_a_tap_after_a_restart_resumes_the_run(

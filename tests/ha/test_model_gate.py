@@ -19,7 +19,7 @@ from homeassistant.auth.models import User
 from homeassistant.config_entries import ConfigEntryState
 from homeassistant.core import Context, HomeAssistant
 from homeassistant.data_entry_flow import FlowResultType
-from homeassistant.exceptions import ServiceValidationError
+from homeassistant.exceptions import ServiceValidationError, Unauthorized
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.opennvr_workflows.const import (
@@ -284,9 +284,9 @@ async def test_describe_it_drafts_repairs_reviews_and_saves_in_test(
 
     # saving is for admins (refused before the model is asked)
     asked = len(ollama.chats)
-    with pytest.raises(ServiceValidationError) as err:
+    with pytest.raises(Unauthorized) as err:  # drafting at all is an admin's
         await describe(hass, Context(user_id=hass_read_only_user.id), save=True)
-    assert err.value.translation_key == "describe_save_needs_admin"
+    assert err.value.translation_key == "not_allowed"
     assert len(ollama.chats) == asked
 
     ollama.script(Answer(parcel_draft()))

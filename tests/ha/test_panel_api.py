@@ -443,6 +443,6 @@ async def test_users_read_and_only_admins_change(
     await host.engine.idle()
     (run,) = (await ws.ok("workflows/runs", workflow="door"))["runs"]
     mark = await ws.refused("workflows/mark", run_id=run["run_id"], right=True)
-    assert mark["translation_key"] == "mark_not_allowed"
+    assert mark["code"] == "unauthorized"
     assert host.engine.workflow_status("door").state == "test"
     assert not (Path(hass.config.path(WORKFLOW_FOLDER)) / "x.yaml").exists()

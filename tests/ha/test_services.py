@@ -12,10 +12,11 @@ from typing import Any
 import probatio as vol
 import pytest
 import yaml
+from homeassistant.auth.const import GROUP_ID_USER
 from homeassistant.auth.models import User
 from homeassistant.components import automation
 from homeassistant.core import Context, Event, HomeAssistant, ServiceResponse
-from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
+from homeassistant.exceptions import HomeAssistantError, ServiceValidationError, Unauthorized
 from homeassistant.helpers import entity_registry as er
 from homeassistant.helpers.service import async_get_all_descriptions
 from homeassistant.setup import async_setup_component
@@ -667,7 +668,7 @@ async def test_rollback_writes_a_recorded_version_back_in_the_current_state(
 # ── state, marks, trials, reload ────────────────────────────────────────────────────────
 
 
-async def test_turning_on_a_workflow_that_moves_things_needs_an_admin(
+async def test_changing_a_workflows_state_is_an_admins(
     hass: HomeAssistant,
     config_entry: MockConfigEntry,
     hass_admin_user: User,
@@ -675,22 +676,20 @@ async def test_turning_on_a_workflow_that_moves_things_needs_an_admin(
 ) -> None:
     host = await set_up(hass, config_entry, arm=ARM, porch=BUTTON_LOG.format(state="test"))
     lines = async_capture_events(hass, "logbook_entry")
-    err = await refused(
-        hass, "set_workflow_state", {"workflow": "arm", "state": "on"}, hass_read_only_user
-    )
-    assert err.translation_key == "state_needs_admin"
-    assert "Arm at night" in str(err)
+    household = await hass.auth.async_create_user("Household", group_ids=[GROUP_ID_USER])
+    for user in (hass_read_only_user, household):
+        for workflow, state in (("arm", "on"), ("arm", "off"), ("porch", "on")):
+            with pytest.raises(Unauthorized) as caught:
+                await act(hass, "set_workflow_state", {"workflow": workflow, "state": state}, user)
+            assert caught.value.translation_key == "not_allowed"
+            assert "set_workflow_state" in str(caught.value)
     assert host.engine.workflow_status("arm").state == "test"
-    # Off and Test need no admin, nor does On for a workflow that only logs.
-    assert await act(
-        hass, "set_workflow_state", {"workflow": "arm", "state": "off"}, hass_read_only_user
-    ) == {"workflow_id": "arm", "state": "off"}
-    await act(hass, "set_workflow_state", {"workflow": "porch", "state": "on"}, hass_read_only_user)
+    assert host.engine.workflow_status("porch").state == "test"
+    await act(hass, "set_workflow_state", {"workflow": "arm", "state": "off"}, hass_admin_user)
     await act(hass, "set_workflow_state", {"workflow": "arm", "state": "on"}, hass_admin_user)
     assert host.engine.workflow_status("arm").state == "on"
     assert logbook(lines) == [
-        ("Arm at night", "was switched from test to off", hass_read_only_user.id),
-        ("Porch check", "was switched from test to on", hass_read_only_user.id),
+        ("Arm at night", "was switched from test to off", hass_admin_user.id),
         ("Arm at night", "was switched from off to on", hass_admin_user.id),
     ]
     # The state chosen is the engine's, kept across a restart of the entry.
@@ -717,8 +716,9 @@ async def test_marks_come_from_admins_and_approvers_and_return_the_accuracy(
     await host.engine.idle()
     lines = async_capture_events(hass, "logbook_entry")
 
-    err = await refused(hass, "mark_run", {"run_id": run_id, "right": True}, hass_read_only_user)
-    assert err.translation_key == "mark_not_allowed"
+    with pytest.raises(Unauthorized) as caught:
+        await act(hass, "mark_run", {"run_id": run_id, "right": True}, hass_read_only_user)
+    assert caught.value.translation_key == "not_allowed"
     marked = await act(hass, "mark_run", {"run_id": run_id, "right": True}, hass_admin_user)
     (key,) = marked["accuracy"]
     assert key.startswith("door/then.0@")

@@ -15,7 +15,7 @@ from homeassistant.auth.models import User
 from homeassistant.components.image import async_get_image
 from homeassistant.const import ATTR_ENTITY_ID, STATE_OFF, STATE_ON, STATE_UNKNOWN
 from homeassistant.core import Context, Event, HomeAssistant, callback
-from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
+from homeassistant.exceptions import HomeAssistantError, Unauthorized
 from homeassistant.helpers import device_registry as dr
 from homeassistant.helpers import entity_registry as er
 from homeassistant.util import dt as dt_util
@@ -245,25 +245,20 @@ async def test_the_state_chosen_survives_a_restart(
     assert host.engine.workflow_status("door").state == "off"
 
 
-async def test_only_an_admin_turns_on_a_workflow_that_moves_things(
+async def test_only_an_admin_changes_a_workflows_state(
     hass: HomeAssistant, config_entry: MockConfigEntry, hass_admin_user: User
 ) -> None:
     only(hass, light=PORCH_LIGHT, door=DOOR_LOOK.format(state="test"))
     host = await set_up(hass, config_entry)
     household = Context(user_id=(await household_user(hass)).id)
 
-    with pytest.raises(ServiceValidationError) as refused:
-        await select(hass, "light", "on", household)
-    assert refused.value.translation_key == "workflow_on_needs_admin"
-    assert refused.value.translation_placeholders == {"workflow": "Porch light"}
+    for workflow, option in (("light", "on"), ("light", "off"), ("door", "on")):
+        with pytest.raises(Unauthorized) as refused:
+            await select(hass, workflow, option, household)
+        assert refused.value.translation_key == "not_allowed"
     assert host.engine.workflow_status("light").state == "test"
+    assert host.engine.workflow_status("door").state == "test"
     assert state_of(hass, "select", "light", "state").state == "test"
-
-    # Off and Test are anyone's; On of a workflow that only looks and notifies too.
-    await select(hass, "light", "off", household)
-    assert host.engine.workflow_status("light").state == "off"
-    await select(hass, "door", "on", household)
-    assert host.engine.workflow_status("door").state == "on"
 
     await select(hass, "light", "on", Context(user_id=hass_admin_user.id))
     assert host.engine.workflow_status("light").state == "on"

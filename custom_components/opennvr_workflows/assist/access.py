@@ -1,9 +1,11 @@
 """Who is asking, and which of the site's cameras they may see.
 
-A tool answers as the person asking (``llm_context.context.user_id``): an administrator,
-or Home Assistant itself (no user), sees every camera; anyone else sees the cameras whose
-camera entity they may read, the same rule an approval applies before a person may answer
-a question about a camera. A camera without an entity is hidden from such a user.
+A tool answers as the person asking (``llm_context.context.user_id``), decided by the
+integration's one rule (:class:`..host.permissions.Caller`): an administrator, or Home
+Assistant itself (no user), sees every camera; anyone else sees the cameras whose camera
+entity they may read, the same rule an approval applies before a person may answer a
+question about a camera. A camera without an entity is hidden from such a user, and a user
+who no longer exists or is deactivated sees none.
 
 A camera the user may not see answers exactly like one that does not exist, so a tool
 never reveals what is hidden.
@@ -16,14 +18,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
-from homeassistant.auth.permissions.const import POLICY_READ
-from homeassistant.const import Platform
 from homeassistant.core import Context, HomeAssistant
-from homeassistant.helpers import entity_registry as er
 from pyopennvr import Camera
 
-from ..const import DOMAIN
-from ..host.ids import camera_unique_id
+from ..host.permissions import Caller, async_caller
 from ..runtime import OpenNVRConfigEntry
 
 _NUMBERED: Final = re.compile(r"(?:camera[ _]?|cam)?(\d+)", re.IGNORECASE)
@@ -33,14 +31,22 @@ _NUMBERED: Final = re.compile(r"(?:camera[ _]?|cam)?(\d+)", re.IGNORECASE)
 class Asker:
     """The person asking and the cameras of one site they may see."""
 
-    user_id: str | None
-    is_admin: bool
+    #: who asks (None: a user who no longer exists or is deactivated, who sees nothing)
+    caller: Caller | None
     #: camera id -> its name, for the cameras this person may see
     cameras: Mapping[int, str]
     #: camera role (from the options) -> camera id, for those cameras
     roles: Mapping[str, int]
     #: whether that is every camera of the site
     sees_all: bool
+
+    @property
+    def user_id(self) -> str | None:
+        return self.caller.user_id if self.caller is not None else None
+
+    @property
+    def is_admin(self) -> bool:
+        return self.caller is not None and self.caller.is_admin
 
     def may_see(self, camera_id: int | str | None) -> bool:
         """Whether a row about ``camera_id`` may be shown (a row about no camera: yes)."""
@@ -80,28 +86,22 @@ async def async_asker(
     """The asker of ``context`` on ``entry``'s site (see the module docstring)."""
     runtime = entry.runtime_data
     site_cameras = {cid: camera.name or f"camera {cid}" for cid, camera in _cameras(entry)}
-    user_id = context.user_id if context is not None else None
-    user = await hass.auth.async_get_user(user_id) if user_id is not None else None
-    is_admin = user_id is None or (user is not None and user.is_admin)
-    if is_admin:
-        visible = site_cameras
-    elif user is None or not user.is_active:
-        visible = {}
-    else:
-        registry = er.async_get(hass)
-        site_id = runtime.info.site_id
-        visible = {}
-        for cid, name in site_cameras.items():
-            entity_id = registry.async_get_entity_id(
-                Platform.CAMERA, DOMAIN, camera_unique_id(site_id, cid)
-            )
-            if entity_id is not None and user.permissions.check_entity(entity_id, POLICY_READ):
-                visible[cid] = name
+    caller = await async_caller(hass, context)
     host = runtime.workflows
+    if caller is None:
+        visible: dict[int, str] = {}
+    elif caller.is_admin:
+        visible = site_cameras
+    else:
+        entity_of = host.camera_entity if host is not None else None
+        visible = {
+            cid: name
+            for cid, name in site_cameras.items()
+            if entity_of is not None and caller.may_see(entity_of(str(cid)))
+        }
     roles = host.settings.roles if host is not None else {}
     return Asker(
-        user_id=user_id,
-        is_admin=is_admin,
+        caller=caller,
         cameras=visible,
         roles={role: cid for role, cid in roles.items() if cid in visible},
         sees_all=len(visible) == len(site_cameras),

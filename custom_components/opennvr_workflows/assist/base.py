@@ -28,6 +28,7 @@ from pyopennvr import OpenNVRError
 
 from ..ai.ports import NvrReadError
 from ..const import DOMAIN
+from ..host.permissions import NotAllowed, async_allow
 from ..host.workflows import WorkflowHost
 from ..runtime import OpenNVRConfigEntry
 from .access import Asker, async_asker
@@ -63,6 +64,11 @@ class ToolCall:
         return camera_of(self.asker, value) if value else None
 
 
+def tool_door(short_name: str) -> str:
+    """The door of a tool: ``tool:<its short name>`` (:mod:`..host.permissions`)."""
+    return f"tool:{short_name}"
+
+
 class SiteTool(llm.Tool):
     """One read-only tool over one of ``sites`` (title -> config entry id)."""
 
@@ -96,6 +102,7 @@ class SiteTool(llm.Tool):
     ) -> llm.ToolResult:
         """Check the arguments, find the site and the asker, answer; errors as results."""
         try:
+            await async_allow(hass, tool_door(self.short_name), llm_context.context)
             args = self.parameters(tool_input.tool_args)
             entry = self._entry(hass, args)
             host = entry.runtime_data.workflows
@@ -106,6 +113,8 @@ class SiteTool(llm.Tool):
             data = await self.answer(call)
         except vol.Invalid as err:
             return _error(f"invalid arguments: {err}")
+        except NotAllowed:
+            return _error("not allowed for this person")
         except (ToolError, NvrReadError, HomeAssistantError) as err:
             return _error(str(err) or type(err).__name__)
         except OpenNVRError as err:

@@ -18,6 +18,7 @@ from ..ai.ports import StoredEvent
 from ..const import DOMAIN
 from ..host.history import history_search as local_history
 from ..host.ids import camera_unique_id
+from ..host.read_scope import visible_lists
 from ..host.workflows import WorkflowHost
 from ..nvr.normalize import MalformedPayload, camera_id_text
 from .access import Asker
@@ -324,7 +325,10 @@ class CameraHealthTool(SiteTool):
 
 
 class SiteLookupTool(SiteTool):
-    """The site's facts and lists, as the options hold them."""
+    """The site's facts and lists, as the options hold them: the lists of plates and faces
+    for an administrator only (:func:`..host.read_scope.visible_lists`; to anyone else
+    such a list reads as one that does not exist), the roles of the cameras the person
+    asking may see."""
 
     short_name = "site_lookup"
     description = (
@@ -339,7 +343,7 @@ class SiteLookupTool(SiteTool):
     @override
     async def answer(self, call: ToolCall) -> JsonObjectType:
         asker, site = call.asker, call.host.settings.site
-        lists = dict(site.lists)
+        lists = visible_lists(asker.caller, call.host) if asker.caller is not None else {}
         if name := call.args.get("list"):
             if name not in lists:
                 raise ToolError(f"no list {name!r}; lists: {', '.join(sorted(lists)) or 'none'}")

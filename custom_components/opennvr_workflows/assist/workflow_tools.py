@@ -1,16 +1,21 @@
 """The assistant's tools about the workflows: their states, a run's trace, and the
-approvals waiting for the person asking. Each fact carries its ``cite`` marker."""
+approvals waiting for the person asking. Each fact carries its ``cite`` marker.
+
+The person asking hears of the workflows that name only cameras they may see, and of the
+runs that touched only such cameras (:mod:`..host.read_scope`); anything else reads as if
+it did not exist."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any, override
+from typing import Any, Final, override
 
 import probatio as vol
 from homeassistant.util.json import JsonObjectType
 
-from ..engine import UnknownRunError
 from ..host.files import workflow_id_for
+from ..host.permissions import Caller
+from ..host.read_scope import may_see_run, visible_run, visible_workflows
 from ..host.run_view import run_view
 from ..nvr.normalize import MalformedPayload, camera_id_text
 from .base import MAX_ROWS, SiteTool, ToolCall, ToolError
@@ -29,9 +34,10 @@ class ListWorkflowsTool(SiteTool):
     @override
     async def answer(self, call: ToolCall) -> JsonObjectType:
         host = call.host
+        caller = _caller(call)
         statuses = {s.workflow_id: s for s in host.engine.workflows()}
         rows: list[Any] = []
-        for workflow_id, file in sorted(host.files.items()):
+        for workflow_id, file in sorted(visible_workflows(caller, host).items()):
             status = statuses.get(workflow_id)
             row: dict[str, Any] = {
                 "workflow_id": workflow_id,
@@ -44,9 +50,8 @@ class ListWorkflowsTool(SiteTool):
             if file.workflow is None and file.errors:
                 row["problem"] = file.errors[0].message
             if status is not None:
-                latest = await host.engine.runs(workflow_id, 1)
-                if latest:
-                    run = latest[0]
+                run = await _latest_run(caller, call, workflow_id)
+                if run is not None:
                     row["latest_run"] = {
                         "run_id": run["id"],
                         "status": run.get("status"),
@@ -77,26 +82,27 @@ class RunTraceTool(SiteTool):
     @override
     async def answer(self, call: ToolCall) -> JsonObjectType:
         host = call.host
+        caller = _caller(call)
         run_id = call.args.get("run_id")
+        detail: dict[str, Any] | None
         if not run_id:
             name = call.args.get("workflow")
             if not name:
                 raise ToolError("give a run_id or a workflow")
-            workflow_id = name if name in host.files else workflow_id_for(name)
-            if workflow_id not in host.files:
-                raise ToolError(f"no workflow {name!r}; workflows: {', '.join(sorted(host.files))}")
-            latest = await host.engine.runs(workflow_id, 1)
-            if not latest:
+            workflows = visible_workflows(caller, host)
+            workflow_id = name if name in workflows else workflow_id_for(name)
+            if workflow_id not in workflows:
+                raise ToolError(f"no workflow {name!r}; workflows: {', '.join(sorted(workflows))}")
+            detail = await _latest_run(caller, call, workflow_id)
+            if detail is None:
                 return {"workflow_id": workflow_id, "runs": [], "found": 0}
-            run_id = str(latest[0]["id"])
-        try:
-            detail = await host.engine.run_detail(run_id)
-        except UnknownRunError:
-            raise ToolError(f"no run {run_id!r}") from None
+        else:
+            # A run that touched a camera the asker may not see (its trigger's, a Look's,
+            # a tool's) reads as a run that does not exist.
+            detail = await visible_run(caller, host, str(run_id))
+            if detail is None:
+                raise ToolError(f"no run {run_id!r}")
         view = run_view(detail)
-        if not call.asker.may_see(_trigger_camera(view["trigger"])):
-            # A run about a camera the asker may not see reads as a run that does not exist.
-            raise ToolError(f"no run {run_id!r}")
         view["started_at"] = _time(view.get("started_at"))
         view["ended_at"] = _time(view.get("ended_at"))
         view["cite"] = cite("run", view["run_id"])
@@ -145,13 +151,26 @@ class PendingApprovalsTool(SiteTool):
         return {"approvals": out, "found": len(out)}
 
 
-def _trigger_camera(trigger: Any) -> str | None:
-    if not isinstance(trigger, dict):
-        return None
-    try:
-        return camera_id_text(trigger.get("camera_id"))
-    except MalformedPayload:
-        return None
+#: Runs a tool reads at most for the latest one the asker may see.
+_SCAN: Final = 25
+
+
+def _caller(call: ToolCall) -> Caller:
+    """Who asks (a user who no longer exists or is deactivated is refused)."""
+    caller = call.asker.caller
+    if caller is None:
+        raise ToolError("not allowed for this person")
+    return caller
+
+
+async def _latest_run(caller: Caller, call: ToolCall, workflow_id: str) -> dict[str, Any] | None:
+    """The workflow's latest run ``caller`` may see (among the latest few), as stored."""
+    host = call.host
+    for row in await host.engine.runs(workflow_id, 1 if caller.is_admin else _SCAN):
+        detail = await host.engine.run_detail(str(row["id"]))
+        if may_see_run(caller, host, detail):
+            return detail
+    return None
 
 
 def _time(value: Any) -> Any:

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from ..workflow import model
-from ..workflow.vocabulary import action_moves_things
+from ..workflow.vocabulary import MARKDOWN_MESSAGE_ACTIONS, action_moves_things
 from .due import DueRows
 from .per_object import PerObject
 from .ports import (
@@ -36,13 +36,28 @@ from .ports import (
 )
 from .recorder import StepRecorder, run_context
 from .records import SETTLED, ActiveRun, EngineStats, StepRecord
-from .render import render, render_json
+from .render import render, render_json, render_markdown
 from .steps import WORLD, Lineage, ProviderLost, Refused, Waiting
 from .store import StoreSlot
 from .taint import AiRuns, placeholders
 from .trust import Marks, ai_severity_limit, lower_severity
 
 _LOGGER = logging.getLogger(__name__)
+
+
+#: Why an actuator is refused in a run whose trigger is not the world's.
+_AI_TRIGGER: Final = (
+    "this run was started by an event that carries an AI's output (an alert or event a "
+    "workflow raised from an AI decision), with no person's reply on this step's path; AI "
+    "informs, people and plain rules move things. Put an ask_person before it in this "
+    "workflow and place it on a reply path"
+)
+_SUPPLIED_TRIGGER: Final = (
+    "this run was started by name by a person who is not an admin, with values of their "
+    "own: those values are theirs, not the world's, so the run moves nothing without a "
+    "person's reply on this step's path. Put an ask_person before it in this workflow and "
+    "place it on a reply path, or have an admin start it"
+)
 
 
 def moves_things(action: model.Action) -> bool:
@@ -122,8 +137,11 @@ class ActionSteps:
         derived = ai_derived(run, action, values, lineage)
         request = self._request(run, action, values, lineage, derived)
         summary = request_summary(request)
-        if run.ai_derived and moves_things(action) and lineage.person is None:
-            self._refuse(run, path, kind, summary)
+        if moves_things(action) and lineage.person is None:
+            if run.ai_derived:
+                self._refuse(run, path, kind, summary, _AI_TRIGGER)
+            if run.supplied_by is not None:
+                self._refuse(run, path, kind, summary, _SUPPLIED_TRIGGER)
         if derived and not run.test:
             self._ai_runs.add(run.correlation_id)
         if run.test:
@@ -175,14 +193,11 @@ class ActionSteps:
             run, path, kind, "done", outcome="done", result=dict(result) if result else {}
         )
 
-    def _refuse(self, run: ActiveRun, path: str, kind: str, summary: dict[str, Any]) -> None:
+    def _refuse(
+        self, run: ActiveRun, path: str, kind: str, summary: dict[str, Any], why: str
+    ) -> None:
         """Trace the refused actuator and stop the run; its workflow needs attention."""
-        reason = (
-            f"{kind} moves things, and this run was started by an event that carries an "
-            "AI's output (an alert or event a workflow raised from an AI decision), with no "
-            "person's reply on this step's path; AI informs, people and plain rules move "
-            "things. Put an ask_person before it in this workflow and place it on a reply path"
-        )
+        reason = f"{kind} moves things, and {why}"
         self._recorder.record(
             run,
             path,
@@ -190,7 +205,11 @@ class ActionSteps:
             "refused",
             outcome="done",
             inputs=summary,
-            result={"error": reason, "ai_derived_trigger": True},
+            result={
+                "error": reason,
+                **({"ai_derived_trigger": True} if run.ai_derived else {}),
+                **({"supplied_by": run.supplied_by} if run.supplied_by else {}),
+            },
         )
         raise Refused(path, reason)
 
@@ -207,6 +226,7 @@ class ActionSteps:
         trigger_role = run.event.camera_role or run.event.camera_id
         camera_id = run.event.camera_id if role == trigger_role else None
         limit, why = self._severity_limit(run, lineage)
+        markdown: str | None = None
         match action:
             case model.AlertAction(severity=severity, title=title, message=message):
                 allowed, capped_by = lower_severity(severity, limit, why)
@@ -220,6 +240,7 @@ class ActionSteps:
                     attach=tuple(action.attach),
                     capped_by=capped_by,
                     ai_derived=derived,
+                    markdown=render_markdown(message or "", values),
                 )
             case model.NotifyAction():
                 allowed, capped_by = lower_severity(action.severity, limit, why)
@@ -231,6 +252,7 @@ class ActionSteps:
                     "attach": list(action.attach),
                     **({"capped_by": capped_by} if capped_by else {}),
                 }
+                markdown = render_markdown(action.message, values)
             case model.LogAction(message=message):
                 params = {"message": render(message, values)}
             case model.SaveClipAction():
@@ -244,7 +266,7 @@ class ActionSteps:
             case model.HomeAssistantAction():
                 params = {
                     "action": action.action,
-                    "data": render_json(action.data, values),
+                    "data": _render_data(action, values),
                     "target": render_json(action.target, values),
                     # A notification's own urgency (its data) is held to this by the host.
                     "max_severity": limit,
@@ -268,6 +290,7 @@ class ActionSteps:
             camera=role,
             camera_id=camera_id,
             moves_things=moves_things(action),
+            markdown=markdown,
         )
 
     async def _perform(
@@ -329,6 +352,16 @@ class ActionSteps:
             f"wait:{run.run_id}:{path}", "wait", run.workflow_id, run.run_id, due_at, {"path": path}
         )
         raise Waiting
+
+
+def _render_data(action: model.HomeAssistantAction, values: Mapping[str, Any]) -> Any:
+    """A Home Assistant action's data with its placeholders filled; the ``message`` of an
+    action Home Assistant shows as markdown gets its values escaped."""
+    data = render_json(action.data, values)
+    message = action.data.get("message")
+    if action.action in MARKDOWN_MESSAGE_ACTIONS and isinstance(message, str):
+        data["message"] = render_markdown(message, values)
+    return data
 
 
 async def alert_unknown(effects: Effects, run: ActiveRun, path: str, kind: str) -> None:

@@ -401,6 +401,7 @@ class Engine:
         user: str | None = None,
         chain: tuple[str, ...] = (),
         ai_derived: bool = False,
+        supplied_by: str | None = None,
     ) -> Started:
         """Start a run of one named workflow now (the run_workflow action).
 
@@ -412,7 +413,8 @@ class Engine:
         joined. ``chain`` is the runs that led to this call, so a workflow that
         starts itself stops at the depth limit; a run it starts is AI-derived when
         ``ai_derived`` says so or any run of the chain carried AI output (see
-        :mod:`.taint`). Raises :class:`UnknownWorkflowError`."""
+        :mod:`.taint`); ``supplied_by`` names the person whose variables filled the
+        event (``NvrEvent.supplied_by``). Raises :class:`UnknownWorkflowError`."""
         entry = self._catalog.entries.get(workflow_id)
         if entry is None:
             raise UnknownWorkflowError(f"no workflow {workflow_id!r}")
@@ -425,6 +427,7 @@ class Engine:
             user=user,
             chain=chain,
             ai_derived=ai_derived,
+            supplied_by=supplied_by,
         )
         self.stats.events += 1
         return self._admission.start_now(workflow_id, event)

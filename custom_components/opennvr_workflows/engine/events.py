@@ -76,6 +76,11 @@ class NvrEvent:
     started by such an event raised. A run it starts reads its trigger's fields as
     AI output, so nothing in that run moves things without a person's reply in it (see
     :mod:`.taint`).
+
+    ``supplied_by`` names the user (by id) whose own values filled this event: a person
+    who is not an admin started the workflow by name with variables. Those values are
+    theirs, not the world's, so the run moves nothing without a person's reply in it,
+    as for AI output.
     """
 
     kind: str
@@ -95,6 +100,7 @@ class NvrEvent:
     chain: tuple[str, ...] = ()
     payload: Mapping[str, Any] = field(default=_EMPTY)
     ai_derived: bool = False
+    supplied_by: str | None = None
 
     def __post_init__(self) -> None:
         if self.time.tzinfo is None:
@@ -136,6 +142,8 @@ class NvrEvent:
             out["payload"] = dict(self.payload)
         if self.ai_derived:
             out["ai_derived"] = True
+        if self.supplied_by is not None:
+            out["supplied_by"] = self.supplied_by
         return out
 
     @classmethod
@@ -159,4 +167,9 @@ class NvrEvent:
             chain=tuple(data.get("chain", ())),
             payload=MappingProxyType(dict(data.get("payload", {}))),
             ai_derived=data.get("ai_derived") is True,
+            supplied_by=_text_or_none(data.get("supplied_by")),
         )
+
+
+def _text_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None

@@ -86,6 +86,10 @@ class AlertRequest:
     attach: tuple[str, ...] = ()
     capped_by: str | None = None
     ai_derived: bool = False
+    #: ``message`` where it is shown as markdown: the workflow's text as written, every
+    #: value in it escaped (:func:`.render.render_markdown`). None: the message is all
+    #: plain text, to escape whole where markdown shows it.
+    markdown: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +106,8 @@ class ActionRequest:
     camera: str | None = None
     camera_id: str | None = None
     moves_things: bool = False
+    #: A notify's message where it is shown as markdown (as :attr:`AlertRequest.markdown`).
+    markdown: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

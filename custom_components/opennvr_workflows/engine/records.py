@@ -120,6 +120,12 @@ class ActiveRun:
         trigger field is AI output, and moving things needs a person's reply."""
         return self.event.ai_derived
 
+    @property
+    def supplied_by(self) -> str | None:
+        """The user whose own values filled the trigger (see ``NvrEvent.supplied_by``):
+        moving things needs a person's reply, as in an AI-derived run."""
+        return self.event.supplied_by
+
 
 @dataclass(frozen=True, slots=True)
 class WorkflowStatus:

@@ -21,9 +21,11 @@ from ..workflow import model
 from .events import EventSource, NvrEvent, zone_key
 
 #: Variables that are fields of the event rather than payload: ``camera`` is a role.
-_FIELDS: Final = frozenset(
+EVENT_FIELDS: Final = frozenset(
     {"camera", "camera_id", "title", "severity", "app", "alert_id", "track", "plate", "labels"}
 )
+#: Placeholders only the caller's identity fills, never a variable.
+CALLER_ONLY: Final = frozenset({"user"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +53,7 @@ def trigger_event(
     source: EventSource = "action",
     chain: tuple[str, ...] = (),
     ai_derived: bool = False,
+    supplied_by: str | None = None,
 ) -> NvrEvent:
     """The event ``trigger`` would have produced, filled from ``variables``.
 
@@ -58,18 +61,21 @@ def trigger_event(
     one); ``camera_id``, ``title``, ``severity``, ``app``, ``alert_id``, ``track``,
     ``plate`` and ``labels`` (a list or a comma-separated text) are event fields; every
     other plain value is a placeholder of the run. ``message`` and ``user`` are the
-    message and its sender (a message workflow's ``{message}`` and ``{user}``; a ``user``
-    variable wins over the caller)."""
+    message and its sender (a message workflow's ``{message}`` and ``{user}``): ``{user}``
+    is always the caller, a ``user`` variable is dropped. ``supplied_by`` marks the values
+    as a person's own (``NvrEvent.supplied_by``)."""
     values = dict(variables or {})
     payload = {
         str(k): v
         for k, v in values.items()
-        if k not in _FIELDS and (v is None or isinstance(v, str | int | float | bool))
+        if k not in EVENT_FIELDS
+        and k not in CALLER_ONLY
+        and (v is None or isinstance(v, str | int | float | bool))
     }
     if message is not None:
         payload["message"] = message
     if user is not None:
-        payload.setdefault("user", user)  # variables may name the user (a conversation's)
+        payload["user"] = user
     kind, type_ = _kind(workflow_id, trigger, payload)
     labels = _labels(values.get("labels"))
     app = _text(values.get("app"))
@@ -104,6 +110,7 @@ def trigger_event(
         chain=chain,
         payload=MappingProxyType(payload),
         ai_derived=ai_derived,
+        supplied_by=supplied_by,
     )
 
 

@@ -14,6 +14,12 @@ Response (both)::
 
 and ``investigate`` adds ``tool_calls``: ``[{name, arguments, status, result, ms}]``,
 the tools the model ran, in order.
+
+Both answer as the person calling (:mod:`.read_scope`): a camera they may not see is refused
+exactly like a camera that does not exist, and an Investigate's tools read only the cameras
+they may see (events and search results of the others are left out, an event's picture is
+given only for an event the tools showed). Outside workflows, the tools and site lists that
+read plates or faces are an administrator's.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ from ..ai import (
     READ_TOOLS,
     AISuspended,
     FixedBudget,
+    PyOpenNvrReadPort,
     UnlimitedBudget,
     max_model_calls,
     resume_ai_step,
@@ -39,12 +46,14 @@ from ..ai import (
     step_limits,
 )
 from ..ai.result import AIStepResult
+from ..ai.visible_port import VisiblePort
 from ..const import DOMAIN
 from ..workflow import CONTRACT, validate_data
 from ..workflow.model import AIStep
 from .action_support import entry_of, failed, host_of, invalid, listed, problem_text
 from .ids import camera_unique_id
-from .permissions import is_admin
+from .permissions import PERSONAL_DATA_TOOLS, Caller
+from .read_scope import action_caller, visible_camera_ids, visible_lists
 from .workflows import WorkflowHost
 
 #: What an action's Investigate hears when the model wants to ask someone: nobody can be
@@ -56,9 +65,10 @@ _MAX_ASKS: Final = 3
 async def async_look(hass: HomeAssistant, call: ServiceCall) -> ServiceResponse:
     """Look at a camera's picture (or a few frames) and decide."""
     host = host_of(hass, call)
+    caller = await action_caller(hass, call)
     _require_ai(host)
     data = call.data
-    role, cameras = camera_name(hass, call, host, data["camera"])
+    role, cameras = camera_name(hass, call, host, data["camera"], caller)
     frames = int(data.get("frames", 1))
     body: dict[str, Any] = {
         "mode": "look",
@@ -69,28 +79,31 @@ async def async_look(hass: HomeAssistant, call: ServiceCall) -> ServiceResponse:
     if frames > 1:
         body["frames"] = frames
     step = await _step(hass, host, body, data, cameras)
-    result = await _run(hass, call, host, step, role, cameras)
+    result = await _run(hass, call, host, caller, step, role, cameras)
     return decision_response(result)
 
 
 async def async_investigate(hass: HomeAssistant, call: ServiceCall) -> ServiceResponse:
     """Work toward a goal with read tools and decide."""
     host = host_of(hass, call)
+    caller = await action_caller(hass, call)
     _require_ai(host)
     data = call.data
     tools = list(data["tools"])
     for tool in tools:
         if tool not in READ_TOOLS:
             raise invalid("tool_not_allowed", tool=tool, tools=listed(READ_TOOLS))
+        if tool in PERSONAL_DATA_TOOLS and not caller.is_admin:
+            raise invalid("tool_needs_admin", tool=tool)
     role: str | None = None
     cameras: dict[str, int] = {}
     if data.get("camera"):
-        role, cameras = camera_name(hass, call, host, data["camera"])
+        role, cameras = camera_name(hass, call, host, data["camera"], caller)
     body: dict[str, Any] = {"mode": "investigate", "goal": data["goal"], "tools": tools}
     if data.get("instructions"):
         body["instructions"] = data["instructions"]
     step = await _step(hass, host, body, data, cameras)
-    result = await _run(hass, call, host, step, role, cameras)
+    result = await _run(hass, call, host, caller, step, role, cameras)
     response = decision_response(result)
     response["tool_calls"] = [
         {
@@ -123,23 +136,30 @@ def decision_response(result: AIStepResult) -> dict[str, Any]:
 
 
 def camera_name(
-    hass: HomeAssistant, call: ServiceCall, host: WorkflowHost, value: str
+    hass: HomeAssistant, call: ServiceCall, host: WorkflowHost, value: str, caller: Caller
 ) -> tuple[str, dict[str, int]]:
     """The name the step uses for ``value`` (a camera entity of this entry, or a camera
     role), and the extra names the read port needs: a camera that plays no role is
-    called ``camera_<id>`` for this call."""
+    called ``camera_<id>`` for this call. A camera ``caller`` may not see is refused
+    exactly like an unknown one (the roles listed are the ones they may see)."""
     roles = host.settings.roles
-    if value in roles:
+    visible = visible_camera_ids(caller, host)
+
+    def sees(camera_id: int) -> bool:
+        return caller.is_admin or camera_id in visible
+
+    if value in roles and sees(roles[value]):
         return value, {}
     if value.startswith(f"{Platform.CAMERA}."):
         camera_id = _camera_id(hass, call, value)
-        if camera_id is not None:
+        if camera_id is not None and sees(camera_id):
             played = host.settings.roles_of_camera.get(camera_id)
             if played:
                 return played[0], {}
             name = f"camera_{camera_id}"
             return name, {name: camera_id}
-    raise invalid("unknown_camera", camera=value, roles=listed(roles))
+    shown = [role for role, camera_id in roles.items() if sees(camera_id)]
+    raise invalid("unknown_camera", camera=value, roles=listed(shown))
 
 
 def _camera_id(hass: HomeAssistant, call: ServiceCall, entity_id: str) -> int | None:
@@ -210,7 +230,7 @@ def _require_ai(host: WorkflowHost) -> None:
 
 
 async def chosen_model(
-    hass: HomeAssistant, call: ServiceCall, host: WorkflowHost, step: AIStep
+    hass: HomeAssistant, call: ServiceCall, host: WorkflowHost, step: AIStep, caller: Caller
 ) -> str:
     """The model to ask: the one named (admins only, from the options' allow-list or the
     configured models), else the one a workflow's step of this kind would use."""
@@ -221,7 +241,7 @@ async def chosen_model(
     named = call.data.get("model")
     if not named:
         return default
-    if not await is_admin(hass, call.context):
+    if not caller.is_admin:
         raise invalid("model_needs_admin")
     allowed = {*settings.model_allow_list, settings.vision_model, settings.text_model} - {""}
     if named not in allowed:
@@ -233,19 +253,27 @@ async def _run(
     hass: HomeAssistant,
     call: ServiceCall,
     host: WorkflowHost,
+    caller: Caller,
     step: AIStep,
     camera: str | None,
     cameras: Mapping[str, int],
 ) -> AIStepResult:
-    model = await chosen_model(hass, call, host, step)
+    model = await chosen_model(hass, call, host, step, caller)
+    correlation_id = f"action/{uuid.uuid4().hex}"
     context, _ = host.ai.step_context(
         budget=UnlimitedBudget(),
         values={},
         camera=camera,
-        correlation_id=f"action/{uuid.uuid4().hex}",
+        correlation_id=correlation_id,
         model=model,
         cameras=cameras,
     )
+    if not caller.is_admin:
+        # The tools read only the caller's cameras, and the lists they may read.
+        names = _visible_names(host, caller, cameras)
+        port = PyOpenNvrReadPort(host.client, names, correlation_id=correlation_id)
+        site = replace(context.site, lists=visible_lists(caller, host))
+        context = replace(context, nvr=VisiblePort(port), site=site)
     allowance = max_model_calls(step_limits(step, context), context.samples)
     context = replace(context, budget=FixedBudget(allowance))
     out = await run_ai_step(step, context)
@@ -256,3 +284,16 @@ async def _run(
     if isinstance(out, AISuspended):
         raise failed("ai_failed", error="the model kept asking for a person")
     return out
+
+
+def _visible_names(
+    host: WorkflowHost, caller: Caller, cameras: Mapping[str, int]
+) -> dict[str, int]:
+    """The camera names a person's tools may use: the roles of the cameras they may see,
+    ``camera_<id>`` for those of them that play no role, and this call's own names."""
+    visible = visible_camera_ids(caller, host)
+    played = host.settings.roles_of_camera
+    names = {role: cid for role, cid in host.settings.roles.items() if cid in visible}
+    names.update({f"camera_{cid}": cid for cid in sorted(visible) if not played.get(cid)})
+    names.update(cameras)
+    return names

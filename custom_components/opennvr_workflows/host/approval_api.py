@@ -25,6 +25,7 @@ from ..const import DOMAIN
 from .action_support import invalid
 from .approval_people import user_name
 from .approvals import ApprovalDesk, Outcome
+from .ws_doors import async_register_gated
 
 
 def desks(hass: HomeAssistant) -> list[ApprovalDesk]:
@@ -79,8 +80,7 @@ async def _placeholders(
 
 @callback
 def async_register_websocket(hass: HomeAssistant) -> None:
-    websocket_api.async_register_command(hass, ws_list)
-    websocket_api.async_register_command(hass, ws_answer)
+    async_register_gated(hass, ws_list, ws_answer)
 
 
 @websocket_api.websocket_command({vol.Required("type"): f"{DOMAIN}/approvals/list"})

@@ -1,5 +1,5 @@
-"""Signed links: the answer page for people without the companion app, and the question's
-picture for the phone's card.
+"""Signed links: the page with every reply (the Android card's *More replies*), and the
+question's picture for the phone's card.
 
 Both are Home Assistant paths signed with ``async_sign_path`` (the content user, an
 expiry): they open without a login, and Home Assistant itself refuses them once expired or
@@ -12,6 +12,13 @@ or a prefetching mail client cannot approve anything. Home Assistant accepts sig
 ``GET`` only, so each button carries its own proof instead: an HMAC of the token and the
 link's expiry under a key of this process (:func:`form_proof`), checked with the expiry
 before anything is answered.
+
+An answer link is a credential of the person it was made for, so it goes only to that
+person: on their own phones' cards, never in Home Assistant's shared notifications (every
+user reads those). A button's ``POST`` answers only with the person's own login (the
+request's user is the token's), or with no login and the proof, which only a page opened
+from that person's link carries; a request logged in as anyone else is refused, proof or
+not (:class:`ConfirmView`).
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ from homeassistant.components.http.auth import async_sign_path
 from homeassistant.core import HomeAssistant, callback
 
 from ..const import DOMAIN
+from .read_scope import signed_request
 
 if TYPE_CHECKING:
     from .approvals import ApprovalDesk
@@ -132,6 +140,10 @@ class AnswerView(HomeAssistantView):
 
     async def get(self, request: web.Request, token: str) -> web.Response:
         hass: HomeAssistant = request.app[KEY_HASS]
+        if not signed_request(request):
+            # Only the signed link the person's own phone received opens the page; a
+            # login alone never does (the token would be the only credential).
+            return web.Response(status=HTTPStatus.FORBIDDEN)
         for desk in _desks(hass):
             page = await desk.answer_page(token, _real_user(request))
             if page is not None:
@@ -140,28 +152,37 @@ class AnswerView(HomeAssistantView):
 
 
 class ConfirmView(HomeAssistantView):
-    """A page's button: answers, when its proof holds (see the module docstring)."""
+    """A page's button: answers as the token's person, when the request is logged in as
+    that person, or is not logged in and its proof holds (see the module docstring)."""
 
     url = CONFIRM_URL
     name = f"api:{DOMAIN}:answer:confirm"
-    requires_auth = False  # the proof is the authentication; checked before anything
+    requires_auth = False  # the login or the proof is the authentication; checked first
 
     async def post(self, request: web.Request, token: str) -> web.Response:
         hass: HomeAssistant = request.app[KEY_HASS]
         form = await request.post()
-        if not proof_holds(hass, token, str(form.get("expires", "")), str(form.get("proof", ""))):
+        real_user = _real_user(request)
+        # Someone else's login is not waved through by a proof: the desk refuses it as
+        # another person's answer (and logs it), below.
+        if real_user is None and not proof_holds(
+            hass, token, str(form.get("expires", "")), str(form.get("proof", ""))
+        ):
             text = desk_text(hass, "approval_link_unknown")
             return _page({"title": "", "lines": [text]}, HTTPStatus.FORBIDDEN)
         for desk in _desks(hass):
             if desk.knows(token):
-                done = await desk.answer_link(token, None)
+                done = await desk.answer_link(token, real_user)
                 return _page(done, HTTPStatus.OK if done.get("ok") else HTTPStatus.FORBIDDEN)
         text = desk_text(hass, "approval_link_unknown")
         return _page({"title": "", "lines": [text]}, HTTPStatus.NOT_FOUND)
 
 
 class PictureView(HomeAssistantView):
-    """The picture a question was asked about, for the phone's card and the answer page."""
+    """The picture a question was asked about, for the phone's card and the answer page:
+    only through a signed link (a person's own token is refused,
+    :func:`.read_scope.signed_request`), since a link is made only for someone who may see
+    the question's camera."""
 
     url = PICTURE_URL
     name = f"api:{DOMAIN}:picture"
@@ -169,6 +190,8 @@ class PictureView(HomeAssistantView):
 
     async def get(self, request: web.Request, entry_id: str, name: str) -> web.Response:
         hass: HomeAssistant = request.app[KEY_HASS]
+        if not signed_request(request):
+            return web.Response(status=HTTPStatus.FORBIDDEN)
         desk = hass.data.get(DATA_DESKS, {}).get(entry_id)
         if desk is None or not name or not set(name) <= _NAME_OK or name.startswith("."):
             return web.Response(status=HTTPStatus.NOT_FOUND)

@@ -37,7 +37,7 @@ Texts = Callable[[str, Mapping[str, Any]], str]
 
 def question(
     ticket: Ticket,
-    user_id: str,
+    tokens: Mapping[str, str],
     *,
     ios: bool,
     texts: Texts,
@@ -48,7 +48,8 @@ def question(
     image: str | None,
     update: bool = False,
 ) -> dict[str, Any]:
-    """The notify call's ``title``, ``message`` and ``data`` asking ``user_id`` on one phone."""
+    """The notify call's ``title``, ``message`` and ``data`` asking one person on one
+    phone; ``tokens`` are that person's (reply -> token), one per button."""
     lines = [ticket.message]
     if ticket.seen_again:
         lines.append(texts("approval_seen_again", {"count": ticket.seen_again}))
@@ -60,7 +61,7 @@ def question(
     urgent = ticket.expires_at - now <= URGENT_WITHIN_S
     data: dict[str, Any] = {
         **_card(ticket),
-        "actions": _actions(ticket, user_id, ios=ios, texts=texts, more_url=more_url),
+        "actions": _actions(ticket, tokens, ios=ios, texts=texts, more_url=more_url),
     }
     if image:
         data["image"] = image
@@ -108,11 +109,10 @@ def _card(ticket: Ticket) -> dict[str, Any]:
 
 
 def _actions(
-    ticket: Ticket, user_id: str, *, ios: bool, texts: Texts, more_url: str | None
+    ticket: Ticket, tokens: Mapping[str, str], *, ios: bool, texts: Texts, more_url: str | None
 ) -> list[dict[str, str]]:
     buttons = [
-        {"action": f"{ACTION_PREFIX}{ticket.token_of(user_id, reply)}", "title": reply}
-        for reply in ticket.replies
+        {"action": f"{ACTION_PREFIX}{tokens[reply]}", "title": reply} for reply in ticket.replies
     ]
     if ios or len(buttons) <= ANDROID_MAX_ACTIONS:
         return buttons

@@ -4,6 +4,12 @@ A question names roles (``who: role:owner``). The options map a role to Home Ass
 users; a role with nobody mapped goes to the approvers, and with no approvers at all to the
 owner and the other admins, so a question is never addressed to nobody.
 
+A question about a camera is asked only of people who may see that camera (Home
+Assistant's read permission on its entity): the card shows what the camera saw, so a
+person who may not see it is left out rather than shown it and then refused. Left out,
+they count as nobody: a role whose people may none see the camera goes to the approvers
+who may, and then to the owner and the other admins (:func:`choose`).
+
 A person's phones are the companion app's registrations made by that person's user
 (``notify.mobile_app_<device>``). When the options pick some phones, only those of that
 person's registrations are used; a person none of whose phones are picked still gets all
@@ -46,17 +52,47 @@ class Addressee:
     phones: tuple[Phone, ...]
 
 
-async def addressee_ids(
-    hass: HomeAssistant, settings: HostSettings, roles: Iterable[str]
-) -> list[str]:
-    """The user ids a question to ``roles`` goes to, in a stable order, without repeats."""
+@dataclass(frozen=True, slots=True)
+class Choice:
+    """Who a question goes to, and who was left out because they may not see its camera."""
+
+    asked: tuple[str, ...]
+    hidden: tuple[str, ...]
+
+
+async def choose(
+    hass: HomeAssistant,
+    settings: HostSettings,
+    roles: Iterable[str],
+    camera_entity: str | None,
+) -> Choice:
+    """The user ids a question to ``roles`` about ``camera_entity`` goes to, in a stable
+    order, without repeats (see the module docstring), and those left out."""
     found = await people(hass)
-    out: list[str] = []
-    for role in tuple(roles) or ("",):
-        mapped = settings.approver_roles.get(role) or settings.approver_users
-        out.extend(u for u in mapped if u not in out and u in found)
-    if out:
+    hidden: list[str] = []
+
+    def seeing(user_ids: Iterable[str]) -> list[str]:
+        out: list[str] = []
+        for user_id in user_ids:
+            if user_id not in found or user_id in out:
+                continue
+            if may_see(found[user_id], camera_entity):
+                out.append(user_id)
+            elif user_id not in hidden:
+                hidden.append(user_id)
         return out
+
+    asked: list[str] = []
+    for role in tuple(roles) or ("",):
+        mapped = seeing(settings.approver_roles.get(role, ())) or seeing(settings.approver_users)
+        asked.extend(u for u in mapped if u not in asked)
+    if not asked:
+        asked = seeing(_admins(found))
+    return Choice(tuple(asked), tuple(u for u in hidden if u not in asked))
+
+
+def _admins(found: dict[str, User]) -> list[str]:
+    """The last resort of every question: the owner, then the other admins by name."""
     admins = sorted(
         (u for u in found.values() if u.is_admin), key=lambda u: (not u.is_owner, u.name or "")
     )
@@ -64,14 +100,25 @@ async def addressee_ids(
 
 
 async def addressees(
-    hass: HomeAssistant, settings: HostSettings, roles: Iterable[str]
+    hass: HomeAssistant, settings: HostSettings, user_ids: Iterable[str]
 ) -> list[Addressee]:
-    """The people a question to ``roles`` goes to, each with their phones."""
+    """The people ``user_ids`` (a :class:`Choice`'s ``asked``), each with their phones."""
     found = await people(hass)
     return [
         Addressee(user_id, found[user_id].name or user_id, phones_of(hass, user_id, settings))
-        for user_id in await addressee_ids(hass, settings, roles)
+        for user_id in user_ids
+        if user_id in found
     ]
+
+
+def may_see(user: User, camera_entity: str | None) -> bool:
+    """Whether ``user`` may see ``camera_entity`` (anyone may, for a question about no
+    camera Home Assistant knows)."""
+    return (
+        camera_entity is None
+        or user.is_admin
+        or user.permissions.check_entity(camera_entity, POLICY_READ)
+    )
 
 
 def phones_of(hass: HomeAssistant, user_id: str, settings: HostSettings) -> tuple[Phone, ...]:
@@ -107,21 +154,18 @@ async def refusal(
     camera_entity: str | None,
 ) -> str | None:
     """Why ``user_id`` may not answer a question to ``roles`` about ``camera_entity``, or
-    None when they may: a person (not Home Assistant itself), active, still an addressee
-    under the current options, and allowed to see that camera."""
+    None when they may: a person (not Home Assistant itself), active, allowed to see that
+    camera, and still an addressee under the current options. The camera comes first: a
+    person left out for it is told so, not that they were not asked."""
     if user_id is None:
         return "no_user"
     user = (await people(hass)).get(user_id)
     if user is None:
         return "unknown_user"
-    if user_id not in await addressee_ids(hass, settings, roles):
-        return "not_addressee"
-    if (
-        camera_entity is not None
-        and not user.is_admin
-        and not user.permissions.check_entity(camera_entity, POLICY_READ)
-    ):
+    if not may_see(user, camera_entity):
         return "camera_hidden"
+    if user_id not in (await choose(hass, settings, roles, camera_entity)).asked:
+        return "not_addressee"
     return None
 
 

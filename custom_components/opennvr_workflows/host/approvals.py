@@ -2,18 +2,22 @@
 their answer, once, moves the run on.
 
 Asking (the engine's ``ask_person`` effect): the addressees are found
-(:mod:`.approval_people`), a one-time token is made per person and reply, the ticket is
+(:mod:`.approval_people`; people who may not see the question's camera are left out, and
+the run's trace says so), a one-time token is made per person and reply, the ticket is
 saved (:mod:`.approval_tickets`), and only then is the card sent to each of their phones
-(:mod:`.approval_messages`) and a persistent notification shown in Home Assistant, with
-signed answer links for the people who have no phone (:mod:`.approval_links`).
+(:mod:`.approval_messages`). A persistent notification in Home Assistant says that a
+question waits and who is asked; every user can read it, so it never carries a token or
+an answer link: a person without the app answers in the Workflows panel, logged in as
+themselves. A link (:mod:`.approval_links`) goes only on its person's own phone.
 
 Answering: a tap (``mobile_app_notification_action``), a link's button, the
 ``answer_approval`` action or the websocket command all come to :meth:`ApprovalDesk.answer`
 or :meth:`ApprovalDesk.answer_token`. The token must be one this desk made, for the user
-who tapped, of a question still open; the user must still be an addressee and may see the
-camera. The engine decides the race: the first answer it takes wins, every other is
-refused. Every answer and refusal is logged with who and when (the logbook, the run's
-trace, a counter for diagnostics).
+who tapped, of a question still open and not past its deadline (an answer after it is
+refused even before the timeout has been taken); the user must still be an addressee and
+may see the camera. The engine decides the race: the first answer it takes wins, every
+other is refused. Every answer and refusal is logged with who and when (the logbook, the
+run's trace, a counter for diagnostics).
 
 Closing (answered, timed out, withdrawn): every phone's card is replaced by one that says
 how it ended, and cleared :data:`CLEAR_AFTER_S` later; a restart in between finishes
@@ -40,6 +44,7 @@ from pyopennvr import OpenNVRClient, OpenNVRError
 
 from ..const import DOMAIN
 from ..engine import ApprovalRequest, Engine, EngineUpdate, RunContext, UnknownApprovalError
+from ..engine.render import escape_markdown
 from . import approval_messages as cards
 from .approval_links import (
     answer_link,
@@ -49,8 +54,8 @@ from .approval_links import (
     register_desk,
     unregister_desk,
 )
-from .approval_people import Addressee, addressees, refusal, user_name
-from .approval_tickets import Ticket, Tickets, as_mapping, token_of_action
+from .approval_people import Addressee, addressees, choose, refusal, user_name
+from .approval_tickets import ClearTokens, Ticket, Tickets, as_mapping, token_of_action
 from .run_context import short_key
 from .settings import HostSettings
 from .texts import Texts
@@ -163,8 +168,9 @@ class ApprovalDesk:
 
     async def ask(self, ctx: RunContext, request: ApprovalRequest) -> None:
         """Deliver a question. Asked again for the same approval (a restart came before
-        the engine noted the delivery), the same cards are sent again: same tag, same
-        tokens, so the phone replaces the card and an earlier tap still counts."""
+        the engine noted the delivery), the same cards are sent again with the same tag,
+        so the phone replaces the card; after a restart they carry fresh tokens (the
+        old ones are not kept in clear), and an earlier card's tap still counts."""
         ticket = self.tickets.by_id.get(request.approval_id)
         if ticket is None or ticket.status != "pending":
             ticket = await self._new_ticket(ctx, request)
@@ -177,7 +183,10 @@ class ApprovalDesk:
         self._changed()
 
     async def _new_ticket(self, ctx: RunContext, request: ApprovalRequest) -> Ticket:
-        people = await addressees(self.hass, self._settings(), request.who)
+        settings = self._settings()
+        camera_entity = self._camera_entity(request.camera_id)
+        choice = await choose(self.hass, settings, request.who, camera_entity)
+        people = await addressees(self.hass, settings, choice.asked)
         ticket = Ticket(
             approval_id=request.approval_id,
             run_id=ctx.run_id,
@@ -197,8 +206,26 @@ class ApprovalDesk:
         ticket.ios = [phone.service for p in people for phone in p.phones if phone.ios]
         await self._attach_picture(ticket)
         await self.tickets.async_save()
+        await self._note_hidden(ticket, choice.hidden, camera_entity)
         self._changed()
         return ticket
+
+    async def _note_hidden(
+        self, ticket: Ticket, hidden: tuple[str, ...], camera_entity: str | None
+    ) -> None:
+        """Say who was not asked because they may not see the camera: a warning for the
+        admin, and a line per person in the run's trace."""
+        if not hidden:
+            return
+        names = [await user_name(self.hass, user_id) for user_id in hidden]
+        _LOGGER.warning(
+            "Workflow %s: not asking %s: they may not see %s",
+            ticket.workflow_name,
+            ", ".join(names),
+            camera_entity,
+        )
+        for user_id, name in zip(hidden, names, strict=True):
+            self._note(ticket, "not_asked", user_id, f"{name}: camera_hidden ({camera_entity})")
 
     async def _attach_picture(self, ticket: Ticket) -> None:
         """The frame the run's AI step looked at, kept on disk for the question's life;
@@ -229,14 +256,14 @@ class ApprovalDesk:
         deadline = datetime.fromtimestamp(ticket.expires_at, dt_util.get_default_time_zone())
         image = self._image(ticket)
         open_url = self._open_url(ticket)
+        tokens = await self._tokens(ticket)
         for person in people:
+            mine = tokens[person.user_id]
             for service in ticket.phones.get(person.user_id, []):
-                more = answer_link(
-                    self.hass, ticket.token_of(person.user_id, ticket.replies[0]), _left(ticket)
-                )
+                more = answer_link(self.hass, mine[ticket.replies[0]], _left(ticket))
                 payload = cards.question(
                     ticket,
-                    person.user_id,
+                    mine,
                     ios=service in ticket.ios,
                     texts=self.texts,
                     now=now,
@@ -249,12 +276,21 @@ class ApprovalDesk:
                 sent += await self._notify(ticket, service, payload)
         return sent
 
+    async def _tokens(self, ticket: Ticket) -> ClearTokens:
+        """The tokens to put on cards: this process's, else (after a restart, when only
+        their hashes were kept) a fresh set, saved before any card carries it."""
+        tokens = self.tickets.tokens_of(ticket)
+        if tokens is None:
+            tokens = self.tickets.mint(ticket)
+            await self.tickets.async_save()
+        return tokens
+
     async def _notify(self, ticket: Ticket, service: str, payload: Mapping[str, Any]) -> int:
         domain, _, name = service.partition(".")
         if not self.hass.services.has_service(domain, name):
             _LOGGER.warning(
-                "Workflow %s: the phone %s is gone; its person still has the link in "
-                "Home Assistant",
+                "Workflow %s: the phone %s is gone; its person can still answer in the "
+                "Workflows panel",
                 ticket.workflow_name,
                 service,
             )
@@ -269,21 +305,18 @@ class ApprovalDesk:
         return 1
 
     def _show_in_home_assistant(self, ticket: Ticket, people: list[Addressee]) -> None:
-        """The question in Home Assistant's notifications, with answer links for each
-        person who has no phone to tap on (links are bound to that person)."""
-        lines = [ticket.message]
+        """The question in Home Assistant's notifications: that it waits and who is
+        asked, where. Every user reads these, so never a token or a link: a person with
+        no phone answers in the Workflows panel, logged in as themselves."""
+        lines = [escape_markdown(ticket.message)]
         if ticket.seen_again:
             lines.append(self.texts("approval_seen_again", {"count": ticket.seen_again}))
-        left = _left(ticket)
         for person in people:
+            name = escape_markdown(person.name)
             if ticket.phones.get(person.user_id):
-                lines.append(self.texts("approval_on_phone", {"name": person.name}))
-                continue
-            links = " · ".join(
-                f"[{reply}]({answer_link(self.hass, ticket.token_of(person.user_id, reply), left)})"
-                for reply in ticket.replies
-            )
-            lines.append(self.texts("approval_links_for", {"name": person.name}) + " " + links)
+                lines.append(self.texts("approval_on_phone", {"name": name}))
+            else:
+                lines.append(self.texts("approval_in_panel", {"name": name}))
         persistent_notification.async_create(
             self.hass,
             "\n\n".join(lines),
@@ -309,8 +342,9 @@ class ApprovalDesk:
         """A tap or a link's button: the token says which question and reply, and whose.
 
         A tap counts only from the phone of the person the token was made for
-        (``user_id``, the phone's user). A link is the person's own credential: it
-        answers as them unless someone logged in as another person follows it."""
+        (``user_id``, the phone's user). A link's button answers as the token's person
+        when it comes with no login (the view checked its proof first), and is refused
+        when it comes logged in as another person."""
         hit = self.tickets.find(token)
         if hit is None:
             return await self._refuse(None, user_id, "approval_refused_forged", via)
@@ -343,6 +377,10 @@ class ApprovalDesk:
             return await self._refuse(ticket, user_id, f"approval_refused_{reason}", via)
         assert self.engine is not None
         name = await user_name(self.hass, user_id)
+        # The deadline, at the moment of the answer (nothing awaited in between): the
+        # timeout may not have been taken yet, but the question is over.
+        if self._past_deadline(ticket):
+            return await self._refuse(ticket, user_id, "approval_refused_expired", via)
         try:
             # The run's {answered_by} is the person's name; the trace keeps their id.
             await self.engine.answer_approval(ticket.approval_id, reply, name)
@@ -491,12 +529,12 @@ class ApprovalDesk:
         for ticket in self.tickets.by_id.values():
             if ticket.status != "pending":
                 continue
-            asked = user_id in ticket.tokens
+            asked = user_id in ticket.token_hashes
             if not (asked or is_admin):
                 continue
             row = dict(as_mapping(ticket))
             row["may_answer"] = asked
-            row["asked"] = [await user_name(self.hass, u) for u in ticket.tokens]
+            row["asked"] = [await user_name(self.hass, u) for u in ticket.asked]
             row["picture"] = self._image(ticket)
             out.append(row)
         out.sort(key=lambda r: r["expires_at"], reverse=True)
@@ -522,9 +560,15 @@ class ApprovalDesk:
         if real_user is not None and real_user != hit.user_id:
             text = self.texts("approval_refused_wrong_user", {})
             return {"title": title, "lines": [ticket.message, text]}
+        if self._past_deadline(ticket):
+            return {
+                "title": title,
+                "lines": [ticket.message, self.texts("approval_refused_expired", {})],
+            }
         name = await user_name(self.hass, hit.user_id)
         left = _left(ticket)
         replies = [hit.reply, *(r for r in ticket.replies if r != hit.reply)]
+        tokens = {**(await self._tokens(ticket))[hit.user_id], hit.reply: token}
         return {
             "title": title,
             "lines": [ticket.message, self.texts("approval_page_asks", {"name": name})],
@@ -532,7 +576,7 @@ class ApprovalDesk:
             "buttons": [
                 button(
                     self.hass,
-                    ticket.token_of(hit.user_id, r),
+                    tokens[r],
                     left,
                     self.texts("approval_page_answer", {"reply": r, "name": name}),
                 )
@@ -552,8 +596,14 @@ class ApprovalDesk:
 
     async def _people_of(self, ticket: Ticket) -> list[Addressee]:
         return [
-            Addressee(user_id, await user_name(self.hass, user_id), ()) for user_id in ticket.tokens
+            Addressee(user_id, await user_name(self.hass, user_id), ()) for user_id in ticket.asked
         ]
+
+    def _past_deadline(self, ticket: Ticket) -> bool:
+        """Whether the question's time is up, by the engine's clock (the one that set the
+        deadline and takes the timeout)."""
+        now = self.engine.clock.now().timestamp() if self.engine is not None else _now()
+        return now >= ticket.expires_at
 
     def _image(self, ticket: Ticket) -> str | None:
         if ticket.picture:

@@ -103,14 +103,18 @@ async def ask_workflows(
     user: str | None,
     *,
     wait_s: float = REPLY_WAIT_S,
+    may_start: Callable[[str], bool] | None = None,
 ) -> MessageOutcome:
     """Start the message workflows ``message`` fits, as ``user`` (a name, the runs'
-    ``{user}``), and collect their replies (see the module docstring)."""
+    ``{user}``), and collect their replies (see the module docstring). ``may_start``
+    says which workflows the person may start (their door, :mod:`.permissions`)."""
     outcome = MessageOutcome()
     runs = _Runs()
     unsubscribe = _listen(hass, host, runs)
     try:
         for workflow_id, name in message_workflows(host, message):
+            if may_start is not None and not may_start(workflow_id):
+                continue
             try:
                 started = host.engine.start_now(workflow_id, {}, message=message, user=user)
             except UnknownWorkflowError:

@@ -31,11 +31,13 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
 import aiohttp
+from aiohttp import hdrs
 from homeassistant.components import persistent_notification
 from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import HomeAssistantError, ServiceNotFound
 from homeassistant.helpers.aiohttp_client import async_get_clientsession
 from pyopennvr import OpenNVRAuthError, OpenNVRClient, OpenNVRError
+from yarl import URL
 
 from ..const import DOMAIN
 from ..engine import (
@@ -47,6 +49,8 @@ from ..engine import (
     RunContext,
 )
 from ..engine.ports import JsonMap, Severity
+from ..engine.render import escape_markdown
+from ..redact import strip_userinfo
 from .action_effects import ActionJudge, Effect
 from .approvals import ApprovalDesk
 from .notify_urgency import NotificationTooUrgent, cap_urgency
@@ -61,6 +65,9 @@ EVENT_REPLY: Final = f"{DOMAIN}_reply"
 PHONE_SEVERITIES: Final = frozenset({"high", "critical"})
 WEBHOOK_TIMEOUT_S: Final = 10.0
 _REPEAT: Final[JsonMap] = {"repeat": True}
+#: The notify services that show their message as markdown (Home Assistant's own
+#: notifications); a phone's (mobile_app) shows it as plain text and gets it as written.
+MARKDOWN_NOTIFY: Final = frozenset({"notify.persistent_notification"})
 #: What a notification may ask a phone for when the engine names no limit: the AI cap on a
 #: step that carries AI output, and no limit otherwise (the engine gives one where it caps).
 AI_NOTIFY_CAP: Final[Severity] = "medium"
@@ -97,6 +104,8 @@ class HaEffects:
         self.cleared: Mapping[str, Sequence[re.Pattern[str]]] = {}
         #: where questions go (set by the host once the desk exists)
         self.desk: ApprovalDesk | None = None
+        #: webhook answers that were redirects (refused, not followed), for diagnostics
+        self.webhook_redirects = 0
 
     # ── telling people ─────────────────────────────────────────────────
 
@@ -118,9 +127,10 @@ class HaEffects:
             "camera_id": request.camera_id,
         }
         self._hass.bus.async_fire(EVENT_ALERT, data, context=context)
+        markdown = shown_as_markdown(request.message or request.title, request.markdown)
         persistent_notification.async_create(
             self._hass,
-            request.message or request.title,
+            markdown,
             title=f"{request.title} ({request.severity})",
             notification_id=f"{DOMAIN}_{short_key(ctx.key)}",
         )
@@ -130,7 +140,7 @@ class HaEffects:
                 ctx,
                 self.settings.approver_phones,
                 request.title,
-                request.message,
+                (request.message, markdown),
                 request.camera_id,
                 request.attach,
             )
@@ -164,13 +174,19 @@ class HaEffects:
         message = str(params.get("message") or "")
         title = str(params.get("title") or ctx.workflow_name)
         services = self._targets(params.get("roles"))
+        markdown = shown_as_markdown(message, request.markdown)
         sent = await self._to_phones(
-            ctx, services, title, message, request.camera_id, tuple(params.get("attach") or ())
+            ctx,
+            services,
+            title,
+            (message, markdown),
+            request.camera_id,
+            tuple(params.get("attach") or ()),
         )
         if not sent:
             # Nobody's phone is set up yet: the message still reaches Home Assistant.
             persistent_notification.async_create(
-                self._hass, message, title=title, notification_id=f"{DOMAIN}_{short_key(ctx.key)}"
+                self._hass, markdown, title=title, notification_id=f"{DOMAIN}_{short_key(ctx.key)}"
             )
         self.ledger.add(ctx.key)
         return {"sent_to": sent or ["persistent_notification"]}
@@ -268,17 +284,44 @@ class HaEffects:
         self._fence(ctx, request, self._judge().judge_webhook(name))
         session = async_get_clientsession(self._hass)
         try:
+            # Never followed: a redirect would carry the body (the run's data, its
+            # correlation id) to an address no admin approved.
             async with session.post(
                 url,
                 json=dict(request.params.get("data") or {}),
                 headers={"X-Correlation-Id": ctx.correlation_id},
                 timeout=aiohttp.ClientTimeout(total=WEBHOOK_TIMEOUT_S),
+                allow_redirects=False,
             ) as response:
+                if 300 <= response.status < 400:
+                    raise self._redirected(ctx, name, response)
                 if response.status >= 400:
                     raise HomeAssistantError(f"webhook {name!r} answered HTTP {response.status}")
                 return {"to": name, "status": response.status}
         except (aiohttp.ClientError, TimeoutError) as err:
             raise HomeAssistantError(f"webhook {name!r} failed: {err}") from err
+
+    def _redirected(
+        self, ctx: RunContext, name: str, response: aiohttp.ClientResponse
+    ) -> HomeAssistantError:
+        """A webhook destination that answered with a redirect: counted, logged, and the
+        step's error says where it pointed (without any password in that address), so
+        the admin can approve the final address instead."""
+        self.webhook_redirects += 1
+        where = redirect_target(response)
+        _LOGGER.warning(
+            "Workflow %s: the webhook destination %r redirected (HTTP %s) to %s; "
+            "redirects are not followed, nothing was sent there",
+            ctx.workflow_name,
+            name,
+            response.status,
+            where,
+        )
+        return HomeAssistantError(
+            f"webhook {name!r} redirected (HTTP {response.status}) to {where}; redirects are "
+            "not followed and nothing was sent there: put the final address in the "
+            "integration's options (Configure > Webhooks and models) if you trust it"
+        )
 
     async def call_action(self, ctx: RunContext, request: ActionRequest) -> JsonMap | None:
         action = str(request.params.get("action", ""))
@@ -491,10 +534,13 @@ class HaEffects:
         ctx: RunContext,
         services: Sequence[str],
         title: str,
-        message: str,
+        message: tuple[str, str],
         camera_id: str | None,
         attach: Sequence[Any],
     ) -> list[str]:
+        """Send to each notify service: ``message`` is the plain text and the text for
+        Home Assistant's own notifications (markdown), as :data:`MARKDOWN_NOTIFY` needs."""
+        plain, markdown = message
         data: dict[str, Any] = {"tag": f"{DOMAIN}_{short_key(ctx.key)}", "group": ctx.workflow_id}
         if attach and (entity_id := self._camera_entity(camera_id)):
             data["entity_id"] = entity_id  # the app shows the camera's picture
@@ -506,10 +552,14 @@ class HaEffects:
                     "Workflow %s: notify target %s does not exist", ctx.workflow_name, target
                 )
                 continue
+            if target in MARKDOWN_NOTIFY:
+                text = markdown or escape_markdown(title)
+            else:
+                text = plain or title
             await self._hass.services.async_call(
                 domain,
                 service,
-                {"title": title, "message": message or title, "data": data},
+                {"title": title, "message": text, "data": data},
                 blocking=True,
                 context=self.contexts.of(ctx),
             )
@@ -569,6 +619,25 @@ class _NvrCall:
             raise ProviderUnavailable(f"OpenNVR refused to {self._what}: {exc}") from exc
         if isinstance(exc, OpenNVRError):
             raise HomeAssistantError(f"OpenNVR could not {self._what}: {exc}") from exc
+
+
+def shown_as_markdown(plain: str, markdown: str | None) -> str:
+    """The text for a surface that renders markdown: the engine's rendering (the
+    workflow's own markdown, its values escaped), else the plain text escaped whole."""
+    return markdown if markdown else escape_markdown(plain)
+
+
+def redirect_target(response: aiohttp.ClientResponse) -> str:
+    """Where a redirect answer pointed, as an absolute address without its user-info;
+    ``nowhere`` when it named no (readable) place."""
+    location = response.headers.get(hdrs.LOCATION)
+    if not location:
+        return "nowhere (no Location header)"
+    try:
+        target = response.url.join(URL(location))
+    except ValueError:
+        return strip_userinfo(location)
+    return strip_userinfo(str(target))
 
 
 def _camera_number(value: Any) -> int | None:

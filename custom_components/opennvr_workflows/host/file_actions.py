@@ -36,7 +36,7 @@ from .action_support import (
     problem_text,
     workflow_file,
 )
-from .permissions import may_set_state
+from .read_scope import action_caller, visible_workflow
 from .workflow_preview import in_test_state, preview
 from .workflows import WorkflowHost
 
@@ -78,11 +78,11 @@ async def async_import(hass: HomeAssistant, call: ServiceCall) -> ServiceRespons
         "written": False,
         "replaced": exists,
         "state": "test",
-        **preview(workflow, report),
+        **preview(workflow, report, host.step_judge()),
     }
     if data.get("dry_run"):
         return response
-    await _write(hass, path, text)
+    await _write(hass, host, path, text)
     await host.async_reload()
     if _engine_state(host, workflow_id) not in (None, "test"):
         host.engine.set_workflow_state(workflow_id, "test")  # a replaced file keeps no state
@@ -93,13 +93,13 @@ async def async_import(hass: HomeAssistant, call: ServiceCall) -> ServiceRespons
 
 
 async def async_export(hass: HomeAssistant, call: ServiceCall) -> ServiceResponse:
-    """The workflow file's text, as it is on disk."""
+    """The workflow file's text, as it is on disk: for a caller who may see every camera
+    it names (:mod:`.read_scope`; a hidden one answers like an unknown one)."""
     host = host_of(hass, call)
-    loaded = workflow_file(host, call.data["workflow"])
-    read = await hass.async_add_executor_job(folder_io.read_file, loaded.path)
-    if read.text is None:
-        raise failed("file_unreadable", file=loaded.path.name, error=read.error)
-    return {"workflow_id": loaded.workflow_id, "file": loaded.path.name, "yaml": read.text}
+    caller = await action_caller(hass, call)
+    loaded = visible_workflow(caller, host, call.data["workflow"])
+    text = await _read(hass, host, loaded.path)
+    return {"workflow_id": loaded.workflow_id, "file": loaded.path.name, "yaml": text}
 
 
 async def async_rollback(hass: HomeAssistant, call: ServiceCall) -> ServiceResponse:
@@ -119,8 +119,6 @@ async def async_rollback(hass: HomeAssistant, call: ServiceCall) -> ServiceRespo
         raise failed("version_unreadable", version=version, error=err) from err
     state = _current_state(host, workflow_id, loaded.workflow)
     restored = replace(old, state=state)
-    if not await may_set_state(hass, call.context, restored, state):
-        raise invalid("state_needs_admin", workflow=restored.name, state=state)
     stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     text = f"# Rolled back to version {version} on {stamp}.\n{dump_workflow(restored)}"
     report = await hass.async_add_executor_job(host.validate, text)
@@ -128,7 +126,7 @@ async def async_rollback(hass: HomeAssistant, call: ServiceCall) -> ServiceRespo
         raise invalid(
             "version_invalid_here", version=version, problem=problem_text(report.errors[0])
         )
-    await _write(hass, loaded.path, text)
+    await _write(hass, host, loaded.path, text)
     await host.async_reload()
     log_change(call, hass, restored.name, f"rolled back to version {version}")
     return {
@@ -165,9 +163,22 @@ async def _text_of(hass: HomeAssistant, call: ServiceCall, host: WorkflowHost, s
         path = host.folder / (named if named.endswith(folder_io.SUFFIXES) else f"{named}.yaml")
     else:
         raise invalid("unknown_file", file=named)
-    if not await hass.async_add_executor_job(path.is_file):
+    if not await hass.async_add_executor_job(_is_file_or_link, path):
         raise invalid("unknown_file", file=named)
-    read = await hass.async_add_executor_job(folder_io.read_file, path)
+    return await _read(hass, host, path)
+
+
+def _is_file_or_link(path: Path) -> bool:
+    """Whether ``path`` names a file, or a link (refused by name when read)."""
+    return path.is_symlink() or path.is_file()
+
+
+async def _read(hass: HomeAssistant, host: WorkflowHost, path: Path) -> str:
+    """The text of a workflow file of the folder; a link, or a file elsewhere, is refused
+    with where it is (never read), an unreadable file with why."""
+    read = await hass.async_add_executor_job(folder_io.read_file, host.folder, path)
+    if read.code == folder_io.NOT_IN_FOLDER:
+        raise failed("file_not_in_folder", file=path.name, folder=host.folder, reason=read.error)
     if read.text is None:
         raise failed("file_unreadable", file=path.name, error=read.error)
     return read.text
@@ -197,8 +208,13 @@ def _current_state(host: WorkflowHost, workflow_id: str, current: Workflow | Non
     return _FILE_STATES.get(_engine_state(host, workflow_id) or "", fallback)
 
 
-async def _write(hass: HomeAssistant, path: Path, text: str) -> None:
+async def _write(hass: HomeAssistant, host: WorkflowHost, path: Path, text: str) -> None:
+    """Write a workflow file of the folder; never through a link or out of the folder."""
     try:
-        await hass.async_add_executor_job(folder_io.write_text, path, text)
+        await hass.async_add_executor_job(folder_io.write_text, host.folder, path, text)
+    except folder_io.NotInFolderError as err:
+        raise failed(
+            "file_not_in_folder", file=path.name, folder=host.folder, reason=err.reason
+        ) from err
     except OSError as err:
         raise failed("file_write_failed", file=path.name, error=err.strerror or err) from err

@@ -10,7 +10,9 @@ Three ranked lists, each already limited to what the asker may see:
   :class:`~..assist.history.NvrHistorySearch`, which keeps only visible cameras.
 
 They are merged by reciprocal rank fusion (:mod:`..ai.fusion`): only positions count, so
-bm25, cosine and OpenNVR's order never have to be compared. A list that fails (Ollama or
+bm25, cosine and OpenNVR's order never have to be compared. A decision is then shown only
+when its whole run may be: a run that also touched a camera the asker may not see (a Look
+elsewhere, a tool call) is left out (:func:`.read_scope.may_see_run`). A list that fails (Ollama or
 OpenNVR unreachable) is left out and the answer says so in ``searched``; the others still
 answer.
 
@@ -43,6 +45,7 @@ from ..assist.access import Asker
 from ..assist.history import Hit, NvrHistorySearch
 from ..engine.history import Decision, Scope, index_stats, search_text
 from ..engine.history_vectors import pending, search_vectors, store_embeddings
+from .read_scope import visible_run
 from .workflows import WorkflowHost
 
 _LOGGER = logging.getLogger(__name__)
@@ -195,13 +198,22 @@ class HistorySearch:
                 "nvr": list(events),
             }
         )
-        results = [
-            self._decision(decisions[key], asker, score, by)
-            if key in decisions
-            else _event(events[key], asker, score, by)
-            for key, score, by in fused[:limit]
-        ]
+        results: list[Found] = []
+        for key, score, by in fused:
+            if len(results) == limit:
+                break
+            if key not in decisions:
+                results.append(_event(events[key], asker, score, by))
+            elif await self._run_shown(asker, decisions[key].run_id):
+                results.append(self._decision(decisions[key], asker, score, by))
         return HistoryAnswer(results, searched)
+
+    async def _run_shown(self, asker: Asker, run_id: str) -> bool:
+        """Whether ``asker`` may see the run a decision came from (every camera of it)."""
+        if asker.is_admin:
+            return True
+        caller = asker.caller
+        return caller is not None and await visible_run(caller, self._host, run_id) is not None
 
     async def stats(self) -> dict[str, Any]:
         """How many decisions are indexed and embedded, and the embedder's state."""

@@ -15,45 +15,84 @@ mark_run, reload. Responses:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, Final
 
 from homeassistant.core import HomeAssistant, ServiceCall, ServiceResponse
 
 from ..engine import Accuracy, UnknownRunError
+from ..engine.starting import EVENT_FIELDS
 from .action_support import (
     host_of,
     invalid,
+    listed,
     loaded_workflow,
     log_change,
     user_name,
-    workflow_file,
 )
-from .permissions import is_admin, may_set_state
+from .permissions import Caller, async_caller
+from .read_scope import action_caller, visible_run, visible_workflow
 from .run_view import run_view
+
+if TYPE_CHECKING:
+    from .workflows import WorkflowHost
+
+#: Runs read at most for someone who may not see every camera (the latest ones they may
+#: see are among these).
+SCAN_RUNS: Final = 200
 
 
 async def async_run_workflow(hass: HomeAssistant, call: ServiceCall) -> ServiceResponse:
-    """Start a workflow now, as its trigger would have (its state and limits apply)."""
+    """Start a workflow now, as its trigger would have (its state and limits apply).
+
+    The run's ``{user}`` is the caller, never a variable. A person who is not an admin
+    may not fill the event's own fields (only ``camera``, a role they may see), and the
+    values they pass are marked as theirs (``supplied_by``): the run then moves nothing
+    without a person's reply, whatever its conditions read."""
     host = host_of(hass, call)
     loaded = loaded_workflow(host, call.data["workflow"])
+    variables = dict(call.data.get("variables") or {})
+    if "user" in variables:
+        raise invalid("variable_is_the_caller", variable="user")
+    caller = await async_caller(hass, call.context)
+    person = caller is not None and not caller.is_admin
+    if person and variables:
+        assert caller is not None
+        _check_own_variables(host, caller, variables)
     started = host.engine.start_now(
         loaded.workflow_id,
-        call.data.get("variables") or {},
+        variables,
         message=call.data.get("message"),
         user=await user_name(hass, call.context),
         chain=host.effects.contexts.chain_of(call.context),
+        supplied_by=caller.user_id if person and variables and caller else None,
     )
     return {"run_ids": list(started.run_ids), "joined": started.joined, "reason": started.reason}
 
 
+def _check_own_variables(host: WorkflowHost, caller: Caller, variables: dict[str, Any]) -> None:
+    """A person's variables never fill the event's fields; ``camera`` names a role whose
+    camera they may see (a hidden one answers like an unknown one)."""
+    fields = sorted(set(variables) & (EVENT_FIELDS - {"camera"}))
+    if fields:
+        raise invalid("variables_are_event_fields", variables=", ".join(fields))
+    role = variables.get("camera")
+    if role is None:
+        return
+    visible = {
+        name
+        for name, camera_id in host.settings.roles.items()
+        if caller.may_see(host.camera_entity(str(camera_id)))
+    }
+    if str(role) not in visible:
+        raise invalid("unknown_camera", camera=str(role), roles=listed(visible))
+
+
 async def async_set_state(hass: HomeAssistant, call: ServiceCall) -> ServiceResponse:
-    """Off, Test or On; turning On a workflow that moves things needs an admin."""
+    """Off, Test or On (an admin's: the door decides, :mod:`.permissions`)."""
     host = host_of(hass, call)
     loaded = loaded_workflow(host, call.data["workflow"])
     workflow, state = loaded.workflow, call.data["state"]
     assert workflow is not None  # loaded_workflow refuses a file without one
-    if not await may_set_state(hass, call.context, workflow, state):
-        raise invalid("state_needs_admin", workflow=workflow.name, state=state)
     before = host.engine.workflow_status(loaded.workflow_id).state
     status = host.engine.set_workflow_state(loaded.workflow_id, state)
     if before != status.state:
@@ -62,11 +101,10 @@ async def async_set_state(hass: HomeAssistant, call: ServiceCall) -> ServiceResp
 
 
 async def async_mark_run(hass: HomeAssistant, call: ServiceCall) -> ServiceResponse:
-    """A person says a run decided right or wrong (admins and approvers only)."""
+    """A person says a run decided right or wrong (admins and approvers: the door
+    decides, :mod:`.permissions`)."""
     host = host_of(hass, call)
     context = call.context
-    if not (await is_admin(hass, context) or context.user_id in host.settings.approver_users):
-        raise invalid("mark_not_allowed")
     run_id, right = call.data["run_id"], bool(call.data["right"])
     try:
         run = await host.engine.run_detail(run_id)
@@ -86,19 +124,24 @@ async def async_mark_run(hass: HomeAssistant, call: ServiceCall) -> ServiceRespo
 
 
 async def async_get_runs(hass: HomeAssistant, call: ServiceCall) -> ServiceResponse:
-    """A workflow's latest runs with every step, or one run by its id."""
+    """A workflow's latest runs with every step, or one run by its id: those the caller
+    may see (:mod:`.read_scope`; a hidden run or workflow answers like an unknown one)."""
     host = host_of(hass, call)
-    workflow_id = workflow_file(host, call.data["workflow"]).workflow_id
+    caller = await action_caller(hass, call)
+    workflow_id = visible_workflow(caller, host, call.data["workflow"]).workflow_id
     if run_id := call.data.get("run_id"):
-        try:
-            detail = await host.engine.run_detail(run_id)
-        except UnknownRunError as err:
-            raise invalid("unknown_run", run_id=run_id) from err
-        if detail["workflow_id"] != workflow_id:
+        detail = await visible_run(caller, host, run_id)
+        if detail is None or detail["workflow_id"] != workflow_id:
             raise invalid("unknown_run", run_id=run_id)
         return {"workflow_id": workflow_id, "runs": [run_view(detail)]}
-    rows = await host.engine.runs(workflow_id, call.data["limit"])
-    runs: list[Any] = [run_view(await host.engine.run_detail(row["id"])) for row in rows]
+    limit = int(call.data["limit"])
+    rows = await host.engine.runs(workflow_id, limit if caller.is_admin else SCAN_RUNS)
+    runs: list[Any] = []
+    for row in rows:
+        if (shown := await visible_run(caller, host, str(row["id"]))) is not None:
+            runs.append(run_view(shown))
+        if len(runs) == limit:
+            break
     return {"workflow_id": workflow_id, "runs": runs}
 
 

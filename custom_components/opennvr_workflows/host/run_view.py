@@ -9,7 +9,17 @@ from collections.abc import Mapping
 from typing import Any
 
 #: The trigger fields worth showing; payloads can carry personal data and stay out.
-_TRIGGER_FIELDS = ("kind", "source", "time", "type", "camera_id", "camera_role", "alert_id")
+_TRIGGER_FIELDS = (
+    "kind",
+    "source",
+    "time",
+    "type",
+    "camera_id",
+    "camera_role",
+    "alert_id",
+    "ai_derived",
+    "supplied_by",
+)
 
 
 def steps_view(run: Mapping[str, Any]) -> list[dict[str, Any]]:

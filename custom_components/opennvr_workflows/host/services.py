@@ -31,7 +31,9 @@ from . import (
     run_actions,
     trial,
 )
+from .action_support import host_of, workflow_file
 from .approval_links import async_register_views
+from .permissions import DOORS, Rule, async_allow
 
 Handler = Callable[[HomeAssistant, ServiceCall], Awaitable[ServiceResponse]]
 
@@ -184,11 +186,35 @@ def async_setup_services(hass: HomeAssistant) -> None:
     async_register_views(hass)
     for name, (handler, schema, response) in SERVICES.items():
         hass.services.async_register(
-            DOMAIN, name, partial(_call, handler, hass), schema=schema, supports_response=response
+            DOMAIN,
+            name,
+            partial(_call, name, handler, hass),
+            schema=schema,
+            supports_response=response,
         )
 
 
-async def _call(handler: Handler, hass: HomeAssistant, call: ServiceCall) -> ServiceResponse:
-    """Run ``handler``; an action called without wanting its response returns none."""
+async def _call(
+    name: str, handler: Handler, hass: HomeAssistant, call: ServiceCall
+) -> ServiceResponse:
+    """Let the caller through the action's door (:mod:`.permissions`), then run
+    ``handler``; an action called without wanting its response returns none."""
+    await _allow(hass, name, call)
     response = await handler(hass, call)
     return response if call.return_response else None
+
+
+async def _allow(hass: HomeAssistant, name: str, call: ServiceCall) -> None:
+    """The action's door: what it acts on (a workflow's State select for an
+    :attr:`~.permissions.Rule.OPERATE` door, the approvers for a marking door) comes
+    from the call's own entry."""
+    door = f"action:{name}"
+    rule = DOORS.get(door)
+    entity_id: str | None = None
+    approvers: frozenset[str] = frozenset()
+    if rule is Rule.OPERATE or rule is Rule.MARK:
+        host = host_of(hass, call)
+        approvers = host.settings.approvers
+        if rule is Rule.OPERATE:
+            entity_id = host.workflow_entity(workflow_file(host, call.data["workflow"]).workflow_id)
+    await async_allow(hass, door, call.context, entity_id=entity_id, approvers=approvers)

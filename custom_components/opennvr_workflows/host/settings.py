@@ -83,6 +83,12 @@ class HostSettings:
             {camera_id: tuple(roles) for camera_id, roles in by_camera.items()},
         )
 
+    @property
+    def approvers(self) -> frozenset[str]:
+        """Everyone named on the options' Approvers page: the people of every role and the
+        people who answer any role (they may mark runs right or wrong)."""
+        return frozenset(self.approver_users).union(*self.approver_roles.values())
+
     @classmethod
     def from_options(cls, options: Mapping[str, Any]) -> HostSettings:
         """Read the options; anything of the wrong shape is left at its default."""

@@ -23,17 +23,21 @@ from ..workflow import (
     workflow_to_data,
 )
 from ..workflow.model import ActionStep
-from .permissions import needs_admin_to_turn_on
+from .permissions import moving_steps, needs_admin_to_turn_on
 
 #: A top-level ``state:`` line (not indented), with an optional comment after the value.
 _STATE_LINE: Final = re.compile(r"^state:[ \t]*[A-Za-z_\"']*[ \t]*(#.*)?$", re.MULTILINE)
 
 
-def preview(workflow: Workflow, report: Report) -> dict[str, Any]:
+def preview(
+    workflow: Workflow, report: Report, judge: Callable[[ActionStep], str | None]
+) -> dict[str, Any]:
     """What the workflow is and needs: ``name``, ``description``, ``problems`` (warnings
     with their fixes), ``needs`` (skills), ``triggers`` (what starts it, as the file
-    spells it), ``actuators`` (``[{path, action, data}]``: the steps that move things)
-    and ``needs_admin_to_turn_on``."""
+    spells it), ``actuators`` (``[{path, action, data}]``: the steps the contract calls
+    actuators), ``moves_things`` (why each step moves things on this site, by the host's
+    own ``judge``: a webhook marked moving, a notify service behind a speaker, a phone
+    command) and ``needs_admin_to_turn_on``."""
     return {
         "name": workflow.name,
         "description": workflow.description,
@@ -45,7 +49,8 @@ def preview(workflow: Workflow, report: Report) -> dict[str, Any]:
             for path, step in walk_steps(workflow)
             if isinstance(step, ActionStep) and is_actuator(step)
         ],
-        "needs_admin_to_turn_on": needs_admin_to_turn_on(workflow),
+        "moves_things": moving_steps(workflow, judge),
+        "needs_admin_to_turn_on": needs_admin_to_turn_on(workflow, judge),
     }
 
 

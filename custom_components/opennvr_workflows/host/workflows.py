@@ -27,7 +27,7 @@ from ..engine.engine import TaskSpawner
 from ..nvr.hub import EventHub
 from ..nvr.presence_ha import async_start_presence
 from ..workflow import Problem, Report, SiteProfile, Workflow, validate_text
-from ..workflow.model import PersonInZoneTrigger
+from ..workflow.model import ActionStep, PersonInZoneTrigger
 from ..workflow.yaml_loader import load_yaml
 from . import files as folder_io
 from . import issues
@@ -36,6 +36,7 @@ from .ai_port import Evidence, HaAiPort
 from .approvals import ApprovalDesk
 from .effects import HaEffects
 from .model_watch import ModelWatch
+from .permissions import needs_admin_to_turn_on
 from .run_context import SentLedger
 from .settings import HostSettings
 from .skills import site_skills
@@ -107,6 +108,10 @@ class WorkflowHost:
         self.hub = hub
         self.settings = settings
         self.scopes = scopes
+        #: camera id -> its camera entity; workflow id -> its State select (the doors of
+        #: :mod:`.permissions` check people against these entities)
+        self.camera_entity = camera_entity
+        self.workflow_entity = workflow_entity
         self.folder = Path(hass.config.path(WORKFLOW_FOLDER))
         self.db_path = Path(hass.config.path(".storage", f"{DOMAIN}.{entry_id}.db"))
         self.files: dict[str, WorkflowFile] = {}
@@ -227,6 +232,17 @@ class WorkflowHost:
             lists=frozenset(self.settings.site.lists),
             moves_things=import_hook(ActionJudge.of(self.hass, self.settings.moving_webhooks)),
         )
+
+    def needs_admin_to_turn_on(self, workflow: Workflow) -> bool:
+        """Whether the workflow moves things here or reads faces or plates, by this host's
+        own judgement of each action (:func:`.permissions.needs_admin_to_turn_on`)."""
+        return needs_admin_to_turn_on(workflow, self.step_judge())
+
+    def step_judge(self) -> Callable[[ActionStep], str | None]:
+        """Why a step moves things on this site now (None: it informs): the judgement
+        that also runs before each call (:mod:`.action_effects`), read on the loop."""
+        hook = self.site_profile().moves_things
+        return lambda step: hook(step.action) if hook is not None else None
 
     async def _load_folder(self) -> None:
         # Reading and validating run in the executor: the files, and on first use the
@@ -388,7 +404,7 @@ def load_folder(folder: Path, site: SiteProfile) -> dict[str, WorkflowFile]:
     loaded: dict[str, WorkflowFile] = {}
     for item in folder_io.read_folder(folder):
         if item.text is None:
-            report = Report.of([Problem("WF-FILE-UNREADABLE", item.error or "unreadable")])
+            report = Report.of([Problem(item.code, item.error or "unreadable")])
         else:
             report = validate_text(item.text, site=site)
         loaded[item.workflow_id] = WorkflowFile(item.workflow_id, item.path, item.text, report)

@@ -1,6 +1,8 @@
 """The Workflows panel's websocket commands.
 
-Reading (any logged-in user): ``workflows/list``, ``workflows/runs`` (paged, by outcome
+Who may use each command is its door's rule (:mod:`..host.permissions`; registered
+through :mod:`..host.ws_doors`). Reading (any logged-in user, each seeing the cameras they
+may see): ``workflows/list``, ``workflows/runs`` (paged, by outcome
 and Test or On), ``workflows/run`` (every step, AI decision, tool call and picture),
 ``workflows/versions``, ``workflows/source`` (the file's text), ``workflows/validate``,
 ``workflows/templates`` and ``workflows/subscribe`` (:mod:`.live`).
@@ -27,11 +29,14 @@ from homeassistant.const import ATTR_CONFIG_ENTRY_ID
 from homeassistant.core import Context, HomeAssistant, ServiceCall, ServiceResponse, callback
 
 from ..const import DOMAIN
-from ..engine import UnknownRunError, UnknownVersionError
+from ..engine import UnknownVersionError
 from ..engine.versions import VersionDecodeError
 from ..host import file_actions, run_actions, trial
-from ..host.action_support import invalid, workflow_file
-from ..workflow import dump_workflow
+from ..host.action_support import invalid
+from ..host.permissions import Caller, permits
+from ..host.read_scope import may_see_workflow, visible_run, visible_workflow
+from ..host.ws_doors import async_register_gated, door_of
+from ..workflow import Workflow, dump_workflow
 from .hosts import host_for, loaded_hosts
 from .listing import workflow_rows
 from .live import ws_subscribe
@@ -48,7 +53,9 @@ Action = Callable[[HomeAssistant, ServiceCall], Awaitable[ServiceResponse]]
 
 @callback
 def async_register_websocket(hass: HomeAssistant) -> None:
-    for command in (
+    """Every command behind its door (:mod:`..host.ws_doors`)."""
+    async_register_gated(
+        hass,
         ws_list,
         ws_runs,
         ws_run,
@@ -62,8 +69,15 @@ def async_register_websocket(hass: HomeAssistant) -> None:
         ws_try,
         ws_mark,
         ws_subscribe,
-    ):
-        websocket_api.async_register_command(hass, command)
+        approvers=_approvers,
+    )
+
+
+def _approvers(hass: HomeAssistant, msg: dict[str, Any]) -> frozenset[str]:
+    """The approvers of the message's entry (nobody when it names none that is loaded)."""
+    entry_id = msg.get(ATTR_CONFIG_ENTRY_ID)
+    hosts = [h for h in loaded_hosts(hass) if entry_id in (None, h.entry_id)]
+    return hosts[0].settings.approvers if len(hosts) == 1 else frozenset()
 
 
 async def _act(
@@ -88,12 +102,11 @@ def _action_command(
     service: str,
     action: Action,
     *,
-    admin: bool = True,
     fixed: dict[str, Any] | None = None,
 ) -> websocket_api.const.WebSocketCommandHandler:
     """The websocket command ``workflows/<command>`` that runs ``action`` (the action
-    ``service``) with the message's fields and ``fixed`` (:func:`_act`); admins only unless
-    ``admin`` is false (the action then makes its own checks)."""
+    ``service``) with the message's fields and ``fixed`` (:func:`_act`); who may is the
+    command's own door (:mod:`..host.permissions`)."""
 
     async def handler(
         hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
@@ -101,8 +114,6 @@ def _action_command(
         await _act(hass, connection, {**msg, **(fixed or {})}, service, action)
 
     handle = websocket_api.async_response(handler)
-    if admin:
-        handle = websocket_api.require_admin(handle)
     schema = {vol.Required("type"): f"{DOMAIN}/workflows/{command}", **fields}
     return websocket_api.websocket_command(schema)(handle)
 
@@ -115,10 +126,19 @@ def _action_command(
 async def ws_list(
     hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
 ) -> None:
+    """Every workflow the user may see (:mod:`.listing`)."""
+    caller = Caller(connection.user)
     rows: list[dict[str, Any]] = []
     for host in loaded_hosts(hass):
-        rows.extend(await workflow_rows(host))
-    connection.send_result(msg["id"], {"workflows": rows, "is_admin": connection.user.is_admin})
+        rows.extend(await workflow_rows(host, caller))
+    may_mark = any(
+        permits(door_of(ws_mark), caller, approvers=host.settings.approvers)
+        for host in loaded_hosts(hass)
+    )
+    connection.send_result(
+        msg["id"],
+        {"workflows": rows, "is_admin": connection.user.is_admin, "may_mark": may_mark},
+    )
 
 
 @websocket_api.websocket_command(
@@ -135,11 +155,13 @@ async def ws_list(
 async def ws_runs(
     hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
 ) -> None:
-    """A page of the workflow's runs (:mod:`.timeline`)."""
+    """A page of the workflow's runs the user may see (:mod:`.timeline`)."""
     host = host_for(hass, msg.get(ATTR_CONFIG_ENTRY_ID))
-    workflow_id = workflow_file(host, msg["workflow"]).workflow_id
+    caller = Caller(connection.user)
+    workflow_id = visible_workflow(caller, host, msg["workflow"]).workflow_id
     page = await timeline_page(
         host,
+        caller,
         workflow_id,
         offset=msg["offset"],
         limit=msg["limit"],
@@ -156,12 +178,14 @@ async def ws_runs(
 async def ws_run(
     hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
 ) -> None:
+    """One run's page, when the user may see every camera it touched (a hidden run
+    answers like an unknown one, :mod:`..host.read_scope`)."""
     host = host_for(hass, msg.get(ATTR_CONFIG_ENTRY_ID))
-    try:
-        detail = await host.engine.run_detail(msg["run_id"])
-    except UnknownRunError as err:
-        raise invalid("unknown_run", run_id=msg["run_id"]) from err
-    connection.send_result(msg["id"], run_page(hass, host, detail))
+    caller = Caller(connection.user)
+    detail = await visible_run(caller, host, msg["run_id"])
+    if detail is None:
+        raise invalid("unknown_run", run_id=msg["run_id"])
+    connection.send_result(msg["id"], run_page(hass, host, caller, detail))
 
 
 @websocket_api.websocket_command(
@@ -172,29 +196,32 @@ async def ws_versions(
     hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
 ) -> None:
     """Every recorded version, newest first, with the current one marked and each one's
-    text (the panel diffs two of them)."""
+    text (the panel diffs two of them); for a user who may see the workflow, the versions
+    that name only cameras they may see."""
     host = host_for(hass, msg.get(ATTR_CONFIG_ENTRY_ID))
-    workflow_id = workflow_file(host, msg["workflow"]).workflow_id
+    caller = Caller(connection.user)
+    workflow_id = visible_workflow(caller, host, msg["workflow"]).workflow_id
     versions = await host.engine.versions(workflow_id)
     current = next(
         (s.version for s in host.engine.workflows() if s.workflow_id == workflow_id), None
     )
     out = []
     for row in versions:
-        text: str | None = None
+        old: Workflow | None = None
         error: str | None = None
         try:
-            text = dump_workflow(await host.engine.version_workflow(workflow_id, row["version"]))
+            old = await host.engine.version_workflow(workflow_id, row["version"])
         except (UnknownVersionError, VersionDecodeError) as err:  # pruned, or older code's
             error = str(err)
+        if not may_see_workflow(caller, host, old):
+            continue
+        text = dump_workflow(old) if old is not None else None
         out.append({**row, "current": row["version"] == current, "yaml": text, "error": error})
     connection.send_result(msg["id"], {"workflow_id": workflow_id, "versions": out})
 
 
 #: The workflow file's text as it is on disk (the editor opens it).
-ws_source = _action_command(
-    "source", _WORKFLOW, "export_workflow", file_actions.async_export, admin=False
-)
+ws_source = _action_command("source", _WORKFLOW, "export_workflow", file_actions.async_export)
 
 
 #: Every problem of the text against this site, each at its line and column.
@@ -203,7 +230,6 @@ ws_validate = _action_command(
     {**_ENTRY, vol.Required("yaml"): str},
     "validate_workflow",
     file_actions.async_validate,
-    admin=False,
 )
 
 
@@ -265,5 +291,4 @@ ws_mark = _action_command(
     {**_ENTRY, vol.Required("run_id"): str, vol.Required("right"): bool},
     "mark_run",
     run_actions.async_mark_run,
-    admin=False,
 )

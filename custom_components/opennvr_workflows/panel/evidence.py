@@ -4,6 +4,10 @@ The host keeps the last frame of each workflow in memory (:attr:`.WorkflowHost.e
 the run page links to it with a path signed by Home Assistant (the same signing as a
 question's picture, :func:`..host.approval_links.sign`), so an ``<img>`` can load it
 without the page's token, and Home Assistant refuses it once expired or altered.
+
+The view serves only such signed requests: a person's own token is refused, since the
+check that they may see the frame's camera is made when the link is made, for them
+(:func:`evidence_link`), and nowhere else.
 """
 
 from __future__ import annotations
@@ -17,14 +21,27 @@ from homeassistant.core import HomeAssistant, callback
 
 from ..const import DOMAIN
 from ..host.approval_links import sign
+from ..host.permissions import Caller
+from ..host.read_scope import camera_touched, may_see, signed_request
+from ..host.workflows import WorkflowHost
 from .hosts import loaded_hosts
 
 EVIDENCE_URL: Final = f"/api/{DOMAIN}/evidence/{{entry_id}}/{{run_id}}"
 
 
-def evidence_link(hass: HomeAssistant, entry_id: str, run_id: str, seconds: float) -> str:
-    """The frame of ``run_id`` signed for ``seconds``."""
-    return sign(hass, EVIDENCE_URL.format(entry_id=entry_id, run_id=run_id), seconds)
+def evidence_link(
+    hass: HomeAssistant,
+    host: WorkflowHost,
+    caller: Caller,
+    run_id: str,
+    camera: str | None,
+    seconds: float,
+) -> str | None:
+    """The frame of ``run_id`` (taken on ``camera``, as the step named it) signed for
+    ``seconds``, for a ``caller`` who may see that camera; None for anyone else."""
+    if not may_see(caller, host, camera_touched(host, camera)):
+        return None
+    return sign(hass, EVIDENCE_URL.format(entry_id=host.entry_id, run_id=run_id), seconds)
 
 
 @callback
@@ -41,6 +58,8 @@ class EvidenceView(HomeAssistantView):
 
     async def get(self, request: web.Request, entry_id: str, run_id: str) -> web.Response:
         hass: HomeAssistant = request.app[KEY_HASS]
+        if not signed_request(request):
+            return web.Response(status=HTTPStatus.FORBIDDEN)
         for host in loaded_hosts(hass):
             if host.entry_id != entry_id:
                 continue

@@ -1,12 +1,16 @@
 """The workflow list as the panel shows it: one row per file of the folder, with the
-engine's state (or why the file is not loaded), the last run and the marked accuracy."""
+engine's state (or why the file is not loaded), the last run and the marked accuracy.
+
+A reader sees the workflows that name only cameras they may see, and as the last run the
+latest one that touched only such cameras (:mod:`..host.read_scope`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from ..engine import Accuracy, WorkflowStatus
-from ..host.permissions import needs_admin_to_turn_on
+from ..host.permissions import Caller
+from ..host.read_scope import may_see_run, visible_workflows
 from ..host.run_actions import accuracy_data
 from ..host.workflows import WorkflowFile, WorkflowHost
 from .timeline import decision_of, is_trial
@@ -17,15 +21,22 @@ INVALID = "invalid"
 _RECENT = 25
 
 
-async def workflow_rows(host: WorkflowHost) -> list[dict[str, Any]]:
-    """Every file of the host's folder, sorted by name, as the list shows it."""
+async def workflow_rows(host: WorkflowHost, caller: Caller) -> list[dict[str, Any]]:
+    """Every file of the host's folder ``caller`` may see, sorted by name, as the list
+    shows it."""
     statuses = {s.workflow_id: s for s in host.engine.workflows()}
     rows = []
-    for workflow_id, loaded in host.files.items():
+    for workflow_id, loaded in visible_workflows(caller, host).items():
         status = statuses.get(workflow_id)
         recent = await host.engine.runs(workflow_id, _RECENT) if status is not None else []
-        last = [r for r in recent if not is_trial(r)][:1]
-        detail = await host.engine.run_detail(str(last[0]["id"])) if last else None
+        detail: dict[str, Any] | None = None
+        for row in recent:
+            if is_trial(row):
+                continue
+            shown = await host.engine.run_detail(str(row["id"]))
+            if may_see_run(caller, host, shown):
+                detail = shown
+                break
         rows.append(_row(host, loaded, status, detail))
     rows.sort(key=lambda r: (str(r["name"]).casefold(), r["workflow_id"]))
     return rows
@@ -53,7 +64,7 @@ def _row(
         "reason": status.reason if status else None,
         "version": status.version if status else None,
         "problems": [p.as_dict() for p in loaded.errors],
-        "needs_admin_to_turn_on": needs_admin_to_turn_on(workflow) if workflow else False,
+        "needs_admin_to_turn_on": host.needs_admin_to_turn_on(workflow) if workflow else False,
         "last_run": _last_run(last),
         "accuracy": summary(accuracy),
     }

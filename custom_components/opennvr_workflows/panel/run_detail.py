@@ -2,7 +2,8 @@
 action shows) with what only a page has room for: each AI step's fields, confidence
 source, unsure reason, model, tokens and time; each tool call's arguments and tokens;
 the questions the run asked and their log; the mark a person gave it (right or wrong,
-by whom, when); and the pictures, as signed links."""
+by whom, when); and the pictures, as signed links, each made only for a reader who may
+see its camera."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from typing import Any, Final
 from homeassistant.core import HomeAssistant
 
 from ..host.approval_links import picture_link
+from ..host.permissions import Caller
+from ..host.read_scope import camera_touched, may_see
 from ..host.run_view import run_view
 from ..host.workflows import WorkflowHost
 from .evidence import evidence_link
@@ -32,8 +35,11 @@ _AI_COLUMNS: Final = (
 LINK_S: Final = 3600.0
 
 
-def run_page(hass: HomeAssistant, host: WorkflowHost, detail: Mapping[str, Any]) -> dict[str, Any]:
-    """The run page's data for one stored run (``Engine.run_detail``)."""
+def run_page(
+    hass: HomeAssistant, host: WorkflowHost, caller: Caller, detail: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The run page's data for one stored run (``Engine.run_detail``) that ``caller`` may
+    see."""
     view = run_view(detail)
     for shown, stored in zip(view["steps"], detail.get("steps") or (), strict=True):
         shown.update({k: stored.get(k) for k in _AI_COLUMNS if stored.get(k) is not None})
@@ -51,7 +57,9 @@ def run_page(hass: HomeAssistant, host: WorkflowHost, detail: Mapping[str, Any])
         {k: row.get(k) for k in ("approval_id", "at", "event", "user", "detail")}
         for row in detail.get("approval_log") or ()
     ]
-    view["evidence"] = evidence(hass, host, str(detail.get("workflow_id")), str(detail.get("id")))
+    view["evidence"] = evidence(
+        hass, host, caller, str(detail.get("workflow_id")), str(detail.get("id"))
+    )
     view["mark"] = _mark(detail.get("mark"))
     return view
 
@@ -65,22 +73,21 @@ def _mark(row: Mapping[str, Any] | None) -> dict[str, Any] | None:
 
 
 def evidence(
-    hass: HomeAssistant, host: WorkflowHost, workflow_id: str, run_id: str
+    hass: HomeAssistant, host: WorkflowHost, caller: Caller, workflow_id: str, run_id: str
 ) -> list[dict[str, str]]:
     """Signed links to the pictures of the run this process still holds: the frame its
-    AI step looked at (while it is the workflow's latest) and its questions' pictures."""
+    AI step looked at (while it is the workflow's latest) and its questions' pictures;
+    only those of cameras ``caller`` may see."""
     out: list[dict[str, str]] = []
     held = host.evidence.get(workflow_id)
     if held is not None and held.run_id == run_id:
-        out.append(
-            {
-                "kind": "frame",
-                "camera": held.camera or "",
-                "url": evidence_link(hass, host.entry_id, run_id, LINK_S),
-            }
-        )
+        url = evidence_link(hass, host, caller, run_id, held.camera, LINK_S)
+        if url is not None:
+            out.append({"kind": "frame", "camera": held.camera or "", "url": url})
     for ticket in host.desk.tickets.by_id.values():
-        if ticket.run_id != run_id:
+        if ticket.run_id != run_id or not may_see(
+            caller, host, camera_touched(host, ticket.camera_id)
+        ):
             continue
         if ticket.picture:
             url = picture_link(hass, host.entry_id, ticket.picture, LINK_S)

@@ -4,7 +4,8 @@ the run's own outcome), filtered by that decision and by Test or On, a page at a
 
 The engine's run rows carry the last step's outcome; the decision is in the steps, so a
 page reads the detail of the runs it shows, and of the runs it skips only when it filters
-by decision. The tries on recent events are not runs of the workflow and never show.
+by decision. The tries on recent events are not runs of the workflow and never show, nor
+does a run that touched a camera the reader may not see (:mod:`..host.read_scope`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+from ..host.permissions import Caller
+from ..host.read_scope import may_see_run
 from ..host.workflows import WorkflowHost
 from ..workflow import Workflow, walk_steps
 from ..workflow.model import AIStep, AskPersonStep
@@ -50,6 +53,7 @@ def decisions(workflow: Workflow | None) -> list[str]:
 
 async def timeline_page(
     host: WorkflowHost,
+    caller: Caller,
     workflow_id: str,
     *,
     offset: int,
@@ -68,6 +72,8 @@ async def timeline_page(
     more = False
     for row in rows:
         detail = await host.engine.run_detail(str(row["id"]))
+        if not may_see_run(caller, host, detail):
+            continue
         chosen = decision_of(detail)
         if decision is not None and chosen != decision:
             continue

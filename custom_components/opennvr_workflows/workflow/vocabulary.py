@@ -137,6 +137,12 @@ HOME_ASSISTANT_SAFE_ACTIONS: tuple[str, ...] = (
     "system_log.write",
 )
 
+#: Home Assistant actions whose ``message`` Home Assistant shows as markdown (a notification
+#: in its own sidebar): the values rendered into it are escaped, the workflow's text is not.
+MARKDOWN_MESSAGE_ACTIONS: frozenset[str] = frozenset(
+    {"persistent_notification.create", "notify.persistent_notification"}
+)
+
 #: OpenNVR's contracted events (API contract 1.1). Others are accepted with a warning, since
 #: apps may publish their own.
 CONTRACTED_EVENTS: Mapping[str, frozenset[str]] = MappingProxyType(
