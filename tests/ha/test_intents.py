@@ -238,7 +238,7 @@ async def test_an_unsure_look_says_why(
     hass: HomeAssistant, assist: WorkflowHost, ollama: FakeOllama
 ) -> None:
     ollama.script(*[FromSchema({"decision": "unsure", "reason": "the lens is fogged"})] * 4)
-    response = await say(hass, "is anyone at the gate")
+    response = await say(hass, "does the gate camera see anyone")
     assert speech(response).startswith("I can't tell what is at the gate: ")
     assert "fogged" in speech(response)
 

@@ -22,8 +22,8 @@ from custom_components.opennvr_workflows.nvr.normalize import (
 )
 
 NOW = datetime(2026, 11, 5, 12, 0, tzinfo=UTC)
-#: OpenNVR's own fixtures, in the ``shared/`` folder laid beside the repository.
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "opennvr" / "fixtures"
+#: OpenNVR's own payloads, copied into the repository so the tests run anywhere.
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
 def app_alert_frame(**payload_changes: Any) -> dict[str, Any]:

@@ -162,7 +162,7 @@ SERVICES: Final[dict[str, tuple[Handler, vol.Schema, SupportsResponse]]] = {
                 vol.Optional("overwrite", default=False): cv.boolean,
             }
         ),
-        SupportsResponse.ONLY,
+        SupportsResponse.OPTIONAL,  # ``save`` writes a file: not a response-only action
     ),
     "search_history": (
         history_action.async_search_history,
