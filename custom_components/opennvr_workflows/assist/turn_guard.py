@@ -11,7 +11,9 @@ assistant message appended after has the markers no tool returned in this turn s
 answer the agent returns, the stored history and the next turn's prompt all read the
 checked text.
 
-The wrap lasts one turn: Home Assistant copies the content into a plain list when the
+Home Assistant offers no public hook for the answer, so the chat log's attributes are
+reached through :mod:`..ha_internals`, the one adapter a Home Assistant upgrade is tested
+against. The wrap lasts one turn: Home Assistant copies the content into a plain list when the
 next turn opens the chat log, and that turn's tools install a fresh check. When the agent
 streams its answer (a voice pipeline with streaming speech), the pieces it sends on are
 filtered the same way, holding back only a marker that has not closed yet.
@@ -32,11 +34,17 @@ from homeassistant.components.conversation import (
     ToolResultContent,
     async_conversation_trace_append,
 )
-from homeassistant.components.conversation.chat_log import current_chat_log
 from homeassistant.core import HomeAssistant
 from homeassistant.util.hass_dict import HassKey
 
 from ..const import DOMAIN
+from ..ha_internals import (
+    chat_log_content,
+    chat_log_listener,
+    set_chat_log_content,
+    set_chat_log_listener,
+    turn_chat_log,
+)
 from .citations import Checked, Citations, StreamFilter
 
 _LOGGER = logging.getLogger(__name__)
@@ -119,15 +127,16 @@ class _GuardedContent(list[Content]):
 
 def install_turn_guard(hass: HomeAssistant) -> TurnGuard | None:
     """Check the current turn's answer (None outside a conversation)."""
-    chat_log = current_chat_log.get()
+    chat_log = turn_chat_log()
     if chat_log is None:
         return None
-    if isinstance(chat_log.content, _GuardedContent):
-        return chat_log.content.guard  # this turn is already checked
+    content = chat_log_content(chat_log)
+    if isinstance(content, _GuardedContent):
+        return content.guard  # this turn is already checked
     guard = TurnGuard(citation_stats(hass))
-    chat_log.content = _GuardedContent(chat_log.content, guard)
-    if chat_log.delta_listener is not None:
-        chat_log.delta_listener = _filtered(chat_log.delta_listener, guard)
+    set_chat_log_content(chat_log, _GuardedContent(content, guard))
+    if (listener := chat_log_listener(chat_log)) is not None:
+        set_chat_log_listener(chat_log, _filtered(listener, guard))
     return guard
 
 
