@@ -57,7 +57,8 @@ def parser() -> argparse.ArgumentParser:
             "--suite",
             action="append",
             choices=SUITES,
-            help="look, investigate or draft; repeat for several (default: look and investigate)",
+            help="look, investigate or draft; repeat for several (default: look and "
+            "investigate; a replay: the suites it recorded)",
         )
         p.add_argument("--model", action="append", help="the answer model; repeat to compare")
         p.add_argument(
@@ -136,8 +137,6 @@ def _cases(
 
 
 async def _run(args: argparse.Namespace) -> int:
-    suites = cast(list[Suite], args.suite or list(STEP_SUITES))
-    cases = _cases(args.cases, suites, args.case)
     replay: Path | None = getattr(args, "replay", None)
     if args.command == "run" and (replay is None) == (args.ollama is None):
         raise _UsageError("give --ollama URL (a live run) or --replay FILE (a recording)")
@@ -149,6 +148,11 @@ async def _run(args: argparse.Namespace) -> int:
         except TranscriptError as err:
             raise _UsageError(str(err)) from err
         meta = transcript_meta(entries)
+    # A replay without --suite runs what was recorded (a look-only recording has no
+    # investigate answers to replay); a live run, the step suites.
+    recorded = [s for s in meta.get("suites") or () if s in SUITES]
+    suites = cast(list[Suite], args.suite or recorded or list(STEP_SUITES))
+    cases = _cases(args.cases, suites, args.case)
     models: list[str] = args.model or list(meta.get("models") or [])
     if not models:
         raise _UsageError("name the model to evaluate with --model")

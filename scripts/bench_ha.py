@@ -27,6 +27,14 @@ and the Ollama-API fake, with 51 workflow files in ``<config>/opennvr_workflows/
    the decided branch's first step (a logbook line) reaches Home Assistant. The time the two
    fakes spend on their own work (the simulator drawing and encoding its 1080p frame, the
    Ollama fake handling the chat) is timed inside them and subtracted; the rest is ours.
+3. **The AI Task entity's overhead over the look action, model excluded.** The same question
+   about the same camera, asked by turns through ``opennvr_workflows.look`` (three frames,
+   a decision) and through ``ai_task.generate_data`` on the site's AI Task entity (a camera
+   attachment and a structure with a decision: three frames), each awaited from the call to
+   its response. The fakes' own time is subtracted from both, and the frames are taken
+   without their one-second gap on both sides (the gap is waiting, not work). The AI Task's
+   extra: Home Assistant's AI Task and chat log, its fetch of the attached picture through
+   the camera entity, the structure's mapping, and the run, trace and evidence it keeps.
 
 The load average is printed beside each figure: the machine's load changes every figure, so
 compare the ratios measured in the same run. The last line printed is one JSON object.
@@ -50,7 +58,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from types import MappingProxyType
@@ -66,9 +74,11 @@ from homeassistant.const import CONF_TOKEN, CONF_URL  # noqa: E402
 from homeassistant.const import __version__ as HA_VERSION  # noqa: E402
 from homeassistant.core import Event, HomeAssistant, ServiceCall, callback  # noqa: E402
 from homeassistant.core_config import async_process_ha_core_config  # noqa: E402
+from homeassistant.helpers import entity_registry as er  # noqa: E402
 from homeassistant.setup import async_setup_component  # noqa: E402
 from PIL import Image  # noqa: E402
 
+import custom_components.opennvr_workflows.ai.executor as look_executor  # noqa: E402
 import custom_components.opennvr_workflows.ai.inputs as look_inputs  # noqa: E402
 from custom_components.opennvr_workflows.ai.nvr_pyopennvr import PyOpenNvrReadPort  # noqa: E402
 from custom_components.opennvr_workflows.ai.ollama_client import OllamaLLMClient  # noqa: E402
@@ -79,6 +89,7 @@ from custom_components.opennvr_workflows.const import (  # noqa: E402
     CONF_AI_ENABLED,
     CONF_APPROVERS,
     CONF_CAMERA_ROLES,
+    CONF_DEFAULT_LIMITS,
     CONF_OLLAMA_URL,
     CONF_TRANSPORT,
     CONF_VERIFY_SSL,
@@ -88,6 +99,7 @@ from custom_components.opennvr_workflows.const import (  # noqa: E402
     WORKFLOW_FOLDER,
 )
 from custom_components.opennvr_workflows.engine import NvrEvent  # noqa: E402
+from custom_components.opennvr_workflows.host.ids import camera_unique_id  # noqa: E402
 from custom_components.opennvr_workflows.runtime import OpenNVRRuntime  # noqa: E402
 from tests.fakes.ollama_server import FakeOllama, FromSchema  # noqa: E402
 from tests.fakes.opennvr_sim import OpenNVRSimulator, SimCamera, SimConfig  # noqa: E402
@@ -102,6 +114,8 @@ BUS_EVENT: Final = "opennvr_bench_alert"
 LOOK_WORKFLOW: Final = "look_bench"
 VISION_MODEL: Final = "qwen2.5vl:3b"
 LOOK_GOAL_MS: Final = 15.0
+TASK_GOAL_MS: Final = 5.0
+TASK_QUESTION: Final = "Is a parcel lying on the doorstep?"
 
 
 def role(camera: int) -> str:
@@ -251,6 +265,8 @@ def site_entry(sim: OpenNVRSimulator, ollama: FakeOllama) -> ConfigEntry:
             CONF_VISION_MODEL: VISION_MODEL,
             CONF_CAMERA_ROLES: {role(c): str(c) for c in range(1, CAMERAS + 1)},
             CONF_APPROVERS: {"users": [], "notify": [f"notify.{NOTIFY}"]},
+            # The AI Task's hourly budget: more than part 3 asks.
+            CONF_DEFAULT_LIMITS: {"ai_per_hour": 3600},
         },
         source=SOURCE_USER,
         subentries_data=None,
@@ -523,6 +539,104 @@ async def look_overhead(
     }
 
 
+# ── part 3: the AI Task entity against the look action ───────────────────────────────────
+
+
+def without_frame_gap() -> Callable[[], None]:
+    """Frames taken back to back on both sides (the one-second gap is waiting, not work);
+    returns the undo."""
+    original = look_executor.gather_pictures
+
+    async def back_to_back(ctx: Any, camera: Any, count: int, **kwargs: Any) -> Any:
+        return await original(replace(ctx, frame_interval_s=0.0), camera, count, **kwargs)
+
+    look_executor.gather_pictures = back_to_back  # type: ignore[assignment]
+
+    def undo() -> None:
+        look_executor.gather_pictures = original  # type: ignore[assignment]
+
+    return undo
+
+
+async def task_overhead(
+    hass: HomeAssistant, runtime: OpenNVRRuntime, watch: Stopwatch, sizes: Sizes
+) -> dict[str, Any]:
+    """Part 3: the look action and the AI Task, by turns, each less the fakes' own time."""
+    site_id = runtime.info.site_id
+    registry = er.async_get(hass)
+    camera = registry.async_get_entity_id("camera", DOMAIN, camera_unique_id(site_id, 1))
+    task = registry.async_get_entity_id("ai_task", DOMAIN, f"{site_id}_vision_model_ai_task")
+    if camera is None or task is None:
+        raise SystemExit("the AI Task entity or the first camera is not registered")
+    look_data = {
+        "camera": camera,
+        "prompt": TASK_QUESTION,
+        "decision": ["parcel", "no_parcel"],
+        "frames": 3,
+    }
+    task_data = {
+        "task_name": "bench",
+        "entity_id": task,
+        "instructions": TASK_QUESTION,
+        "attachments": [
+            {"media_content_id": f"media-source://camera/{camera}", "media_content_type": ""}
+        ],
+        "structure": {"decision": {"selector": {"select": {"options": ["parcel", "no_parcel"]}}}},
+    }
+    calls = {
+        "look": (DOMAIN, "look", look_data),
+        "task": ("ai_task", "generate_data", task_data),
+    }
+    timed: dict[str, list[float]] = {"look": [], "task": []}
+    answers: dict[str, Any] = {}
+    undo = without_frame_gap()
+    try:
+        for i in range(sizes.task_warmup + sizes.task_runs):
+            for side, (domain, service, data) in calls.items():
+                await asyncio.sleep(0.005)  # the previous call's writes settle
+                watch.reset()
+                t0 = time.perf_counter()
+                answers[side] = await hass.services.async_call(
+                    domain, service, data, blocking=True, return_response=True
+                )
+                spent = time.perf_counter() - t0
+                if i >= sizes.task_warmup:
+                    fakes = watch.parts["nvr_render"] + watch.parts["model_server"]
+                    timed[side].append((spent - fakes) * 1000)
+    finally:
+        undo()
+    answer = answers["task"]["data"] if answers.get("task") else None
+    if not isinstance(answer, dict) or answer.get("decision") != "parcel":
+        raise SystemExit(f"the AI Task did not decide through the model: {answer}")
+    look, ai_task = sorted(timed["look"]), sorted(timed["task"])
+    pairs = sorted(t - lk for t, lk in zip(timed["task"], timed["look"], strict=True))
+    return {
+        "task_runs": len(ai_task),
+        "task_look_p50_ms": quantile(look, 0.5),
+        "task_look_p99_ms": quantile(look, 0.99),
+        "task_entity_p50_ms": quantile(ai_task, 0.5),
+        "task_entity_p99_ms": quantile(ai_task, 0.99),
+        "task_overhead_p50_ms": round(quantile(ai_task, 0.5) - quantile(look, 0.5), 2),
+        "task_overhead_p99_ms": round(quantile(ai_task, 0.99) - quantile(look, 0.99), 2),
+        # Each pair's own difference: the jitter of both calls lands on it.
+        "task_pairs_p50_ms": quantile(pairs, 0.5),
+        "task_pairs_p99_ms": quantile(pairs, 0.99),
+    }
+
+
+def task_rows(task: dict[str, Any], report: Report, where: str) -> None:
+    goal = f"goal < {TASK_GOAL_MS:.0f}"
+    for q in ("p50", "p99"):
+        report.row(f"look action {q} (ms, model excluded)", task[f"task_look_{q}_ms"], "", where)
+        report.row(
+            f"AI Task entity {q} (ms, model excluded)", task[f"task_entity_{q}_ms"], "", where
+        )
+    for q in ("p50", "p99"):
+        report.row(f"AI Task overhead {q} (ms)", task[f"task_overhead_{q}_ms"], goal, where)
+    for q in ("p50", "p99"):
+        report.row(f"  each pair's difference {q} (ms)", task[f"task_pairs_{q}_ms"])
+
+
 # ── the run ───────────────────────────────────────────────────────────────────────────────
 
 
@@ -537,6 +651,8 @@ class Sizes:
     fast_s: float
     look_runs: int
     look_warmup: int
+    task_runs: int
+    task_warmup: int
 
     @property
     def per_side(self) -> int:
@@ -549,8 +665,8 @@ class Sizes:
             raise SystemExit(f"more Look runs than the workflow's {PER_HOUR_MAX} an hour")
 
 
-QUICK = Sizes(1_000, 200.0, 2.0, 2_000.0, 1.0, 30, 5)
-FULL = Sizes(6_000, 200.0, 15.0, 2_000.0, 4.0, 300, 10)
+QUICK = Sizes(1_000, 200.0, 2.0, 2_000.0, 1.0, 30, 5, 30, 5)
+FULL = Sizes(6_000, 200.0, 15.0, 2_000.0, 4.0, 300, 10, 200, 10)
 
 
 @dataclass
@@ -704,6 +820,10 @@ async def bench(sizes: Sizes) -> Report:
         look = await look_overhead(hass, runtime, sim, ollama, watch, sizes)
         report.result.update(look)
         look_rows(look, report)
+        ollama.default = FromSchema({"decision": "parcel", "reason": "a box", "confidence": 0.9})
+        task = await task_overhead(hass, runtime, watch, sizes)
+        report.result.update(task)
+        task_rows(task, report, load())
     finally:
         await hass.async_stop()
         await ollama.stop()
@@ -741,6 +861,15 @@ def print_report(report: Report) -> None:
         "the snapshot request less the drawing; prepare = decode, downscale, encode; "
         "model_call = the Ollama client's call less the fake's handling (request build, "
         "loopback, parse); engine = the rest (run start, decision, rows, the branch)."
+    )
+    print(
+        "AI Task method: the same question about the same camera, asked by turns through the "
+        "look action (three frames) and ai_task.generate_data on the site's AI Task entity "
+        "(a camera attachment and a structure with a decision: three frames), each timed "
+        "from the call to its response, less the fakes' own time; frames back to back on "
+        f"both sides. {res['task_runs']} pairs, one after the other. Overhead = the AI "
+        "Task's quantile less the look action's; each pair's difference (AI Task less the "
+        "look action just before it) is shown too, with the jitter of both calls in it."
     )
     print(json.dumps(res))
 

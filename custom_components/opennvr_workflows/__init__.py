@@ -23,6 +23,7 @@ from .devices import async_register_site_device, async_remove_stale_cameras
 
 # Home Assistant calls it on the integration's module when a user deletes a device.
 from .devices import async_remove_config_entry_device as async_remove_config_entry_device
+from .host.removal import async_remove_entry_data
 from .host.services import async_setup_services
 from .host.setup import async_setup_workflows
 from .intents import async_setup_intents
@@ -36,6 +37,7 @@ from .panel import async_setup_panel
 from .runtime import OpenNVRConfigEntry, OpenNVRRuntime
 
 PLATFORMS: list[Platform] = [
+    Platform.AI_TASK,
     Platform.BINARY_SENSOR,
     Platform.BUTTON,
     Platform.CAMERA,
@@ -43,8 +45,20 @@ PLATFORMS: list[Platform] = [
     Platform.IMAGE,
     Platform.SELECT,
     Platform.SENSOR,
+    Platform.SWITCH,
 ]
 CONFIG_SCHEMA = cv.config_entry_only_config_schema(DOMAIN)
+
+
+def _platforms(hass: HomeAssistant) -> list[Platform]:
+    """The platforms an entry sets up: all of them where Home Assistant's core integration
+    runs (always, in a running Home Assistant); without it, all but the AI Task, whose
+    ``ai_task`` needs ``conversation``, which needs the core integration."""
+    if "homeassistant" in hass.config.components:
+        return PLATFORMS
+    return [platform for platform in PLATFORMS if platform is not Platform.AI_TASK]
+
+
 _TRANSIENT = frozenset({"cannot_connect", "ssl_error"})
 
 
@@ -125,7 +139,7 @@ async def async_setup_entry(hass: HomeAssistant, entry: OpenNVRConfigEntry) -> b
     # The engine starts before the platforms (its workflows have entities) and before the
     # sources (no event is offered to an engine that is not listening yet).
     await async_setup_workflows(hass, entry)
-    await hass.config_entries.async_forward_entry_setups(entry, PLATFORMS)
+    await hass.config_entries.async_forward_entry_setups(entry, _platforms(hass))
 
     async def _stop_sources(_: Event | None = None) -> None:
         for source in runtime.sources:
@@ -145,4 +159,11 @@ async def async_unload_entry(hass: HomeAssistant, entry: OpenNVRConfigEntry) -> 
     platforms; sources stop through ``async_on_unload``."""
     if (host := entry.runtime_data.workflows) is not None:
         await host.async_stop()
-    return await hass.config_entries.async_unload_platforms(entry, PLATFORMS)
+    return await hass.config_entries.async_unload_platforms(entry, _platforms(hass))
+
+
+async def async_remove_entry(hass: HomeAssistant, entry: OpenNVRConfigEntry) -> None:
+    """The entry is unloaded and being removed: clear its questions' cards, end its
+    waiting runs, delete its stores and database (the workflow files stay unless the
+    options ask otherwise; see :mod:`.host.removal`)."""
+    await async_remove_entry_data(hass, entry)

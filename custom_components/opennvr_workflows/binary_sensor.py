@@ -15,6 +15,7 @@ from homeassistant.core import HomeAssistant
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 
 from .entity import OpenNVRCameraEntity, add_camera_entities
+from .model_device import model_binary_sensors
 from .nvr.coordinator import CameraCoordinator
 from .runtime import OpenNVRConfigEntry
 from .workflow_entity import WorkflowEntity, add_workflow_entities
@@ -34,6 +35,7 @@ async def async_setup_entry(
     add_workflow_entities(
         hass, entry, async_add_entities, lambda views, wid: [WorkflowProblem(views, wid)]
     )
+    async_add_entities(model_binary_sensors(entry))
 
 
 class CameraConnectivity(OpenNVRCameraEntity, BinarySensorEntity):

@@ -9,6 +9,7 @@ from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 
 from .const import DOMAIN
 from .engine import EngineUpdate
+from .host.ai_mark import start_mark
 from .host.permissions import async_allow_entity
 from .runtime import OpenNVRConfigEntry
 from .workflow.model import ButtonTrigger
@@ -58,9 +59,27 @@ class RunNowButton(WorkflowEntity, ButtonEntity):
         return True
 
     async def async_press(self) -> None:
+        """Start a run as the presser; a press that descends from AI output (an automation
+        a run's AI-derived output set off) starts an AI-derived run."""
         await async_allow_entity(self)
         user = self._context.user_id if self._context else None
-        started = self.views.host.engine.run_now(self.workflow_id, user)
+        engine = self.views.host.engine
+        mark = start_mark(self.views.host, self.workflow_id, self._context)
+        started = engine.run_now(
+            self.workflow_id,
+            user,
+            chain=mark.chain,
+            ai_derived=mark.ai_derived,
+            ai_origin=mark.ai_origin,
+        )
+        if not started and engine.paused:
+            raise HomeAssistantError(
+                translation_domain=DOMAIN,
+                translation_key="workflows_paused",
+                translation_placeholders={
+                    "workflow": self.workflow.name if self.workflow else self.workflow_id
+                },
+            )
         if not started:
             status = self.status
             raise HomeAssistantError(

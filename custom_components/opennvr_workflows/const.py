@@ -58,6 +58,9 @@ CONF_HARDWARE: Final = "hardware"
 HARDWARE_CPU: Final = "cpu"
 HARDWARE_GPU: Final = "gpu"
 DEFAULT_OLLAMA_URL: Final = "http://127.0.0.1:11434"
+#: Set by an admin to let pictures and texts go to an Ollama server outside the local
+#: network (by default only a loopback, private or link-local address is used).
+CONF_OLLAMA_ANYWHERE: Final = "ollama_anywhere"
 
 # ── options: how this home uses its site ─────────────────────────────────────
 #: {role name: OpenNVR camera id (str)}; workflows name cameras by role, never by id.
@@ -77,7 +80,21 @@ CONF_WEBHOOKS: Final = "webhooks"
 CONF_MOVING_WEBHOOKS: Final = "moving_webhooks"
 #: Models an admin may name in the look / investigate actions, besides the configured ones.
 CONF_MODEL_ALLOW_LIST: Final = "model_allow_list"
+#: [app name]: the OpenNVR apps that run a language or vision model themselves (OpenNVR
+#: publishes no catalog saying so); their alerts are AI output to the safety rule.
+CONF_MODEL_APPS: Final = "model_apps"
+#: [workflow id]: workflows an admin marked as started only by trusted triggers; an
+#: automation whose start cannot be traced may start them without the AI mark.
+CONF_TRUSTED_STARTS: Final = "trusted_starts"
 SITE_FACTS_MAX_WORDS: Final = 300
+#: {setting: number}: how long the integration keeps what it stores (see
+#: host.settings.Retention for the settings and their defaults).
+CONF_RETENTION: Final = "retention"
+#: [notify service]: destinations an admin lets carry a notification's full text (plates,
+#: names, the model's words) although they may leave the house; the rest get it without.
+CONF_FULL_TEXT_TO: Final = "full_text_to"
+#: Whether removing the integration also deletes the workflow files (off: they are kept).
+CONF_REMOVE_WORKFLOW_FILES: Final = "remove_workflow_files"
 
 # ── workflows ────────────────────────────────────────────────────────────────
 #: The folder, under Home Assistant's config folder, that holds the workflow files.

@@ -9,6 +9,7 @@ from homeassistant.helpers import device_registry as dr
 from .const import DOMAIN, LOGGER
 from .entity import camera_device_id, site_device_info
 from .host.ids import workflow_device_identifier
+from .model_device import model_device_identifier
 from .runtime import OpenNVRConfigEntry
 
 
@@ -46,10 +47,11 @@ async def async_remove_config_entry_device(
     """Whether a user may delete ``device`` (Home Assistant asks before it does): yes for a
     device neither OpenNVR nor the workflow folder has any more (one the housekeeping above
     did not catch, say from a camera removed while Home Assistant was off); no for the site,
-    a current camera or a current workflow, which would come back at once."""
+    its vision model, a current camera or a current workflow, which would come back at once."""
     runtime = entry.runtime_data
     site_id = runtime.info.site_id
-    current = {(DOMAIN, site_id)} | {camera_device_id(site_id, cid) for cid in runtime.cameras.data}
+    current = {(DOMAIN, site_id), model_device_identifier(site_id)}
+    current |= {camera_device_id(site_id, cid) for cid in runtime.cameras.data}
     if (host := runtime.workflows) is not None:
         current |= {workflow_device_identifier(site_id, wid) for wid in host.files}
     return not device.identifiers & current

@@ -10,13 +10,14 @@ from __future__ import annotations
 from typing import Any
 
 from homeassistant.components.event import EventEntity
-from homeassistant.core import HomeAssistant, callback
+from homeassistant.core import Context, HomeAssistant, callback
 from homeassistant.helpers.dispatcher import async_dispatcher_connect
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 
 from .const import ALERT_EVENT_TYPES, CONTRACT_EVENT_TYPES
 from .engine.events import NvrEvent
 from .entity import OpenNVRCameraEntity, add_camera_entities
+from .host.ai_mark import event_mark
 from .nvr.bridge import camera_signal
 from .nvr.coordinator import CameraCoordinator
 from .runtime import OpenNVRConfigEntry
@@ -34,8 +35,10 @@ def event_type_of(event: NvrEvent) -> str:
     return kind if kind in ALERT_EVENT_TYPES else "other"
 
 
-def event_attributes(event: NvrEvent) -> dict[str, Any]:
-    """What an automation needs from the event; absent values are left out."""
+def event_attributes(event: NvrEvent, ai_derived: bool = False) -> dict[str, Any]:
+    """What an automation needs from the event; absent values are left out.
+    ``ai_derived`` (always there) says the event carries AI output: an alert a workflow
+    raised from an AI decision, or anything such an alert led to."""
     attrs: dict[str, Any] = {
         "alert_type": event.type,
         "alert_id": event.alert_id,
@@ -48,6 +51,7 @@ def event_attributes(event: NvrEvent) -> dict[str, Any]:
         "correlation_id": event.correlation_id,
         "source": event.source,
         "fired_at": event.time.isoformat(),
+        "ai_derived": ai_derived,
     }
     return {key: value for key, value in attrs.items() if value is not None}
 
@@ -67,6 +71,9 @@ class CameraEvents(OpenNVRCameraEntity, EventEntity):
 
     _attr_translation_key = "camera_events"
     _attr_event_types = EVENT_TYPES
+    # Which car (a plate) and what an alert's title says of who is there stay out of
+    # Home Assistant's history: automations read them live, the recorder never keeps them.
+    _unrecorded_attributes = frozenset({"plate", "title"})
 
     def __init__(self, coordinator: CameraCoordinator, camera_id: int) -> None:
         super().__init__(coordinator, camera_id, "events")
@@ -89,5 +96,12 @@ class CameraEvents(OpenNVRCameraEntity, EventEntity):
 
     @callback
     def _handle_nvr_event(self, event: NvrEvent) -> None:
-        self._trigger_event(event_type_of(event), event_attributes(event))
+        """Show the event; one a run raised is written under that run's context, and one
+        that carries AI output says so and is written under a marked context, so an
+        automation it triggers carries the mark on (:mod:`.host.ai_mark`)."""
+        host = self.coordinator.config_entry.runtime_data.workflows
+        ai_derived, context = event_mark(host, event)
+        # A context of its own otherwise: never the last run's, still recent.
+        self.async_set_context(context if context is not None else Context())
+        self._trigger_event(event_type_of(event), event_attributes(event, ai_derived))
         self.async_write_ha_state()

@@ -45,6 +45,7 @@ from .const import (
     CONF_NATS_TOKEN,
     CONF_NATS_URL,
     CONF_NATS_USER,
+    CONF_OLLAMA_ANYWHERE,
     CONF_OLLAMA_URL,
     CONF_TEXT_MODEL,
     CONF_TRANSPORT,
@@ -65,6 +66,7 @@ from .flow_urls import (
     async_speaks_plain_http,
     web_address_problem,
 )
+from .local_network import async_is_local
 from .nvr.sources.factory import TransportTestError, async_test_mqtt, async_test_nats
 
 CONF_SKIP_AI = "skip_ai"
@@ -248,6 +250,9 @@ def ollama_schema(defaults: Mapping[str, Any]) -> vol.Schema:
             vol.Required(
                 CONF_OLLAMA_URL, default=defaults.get(CONF_OLLAMA_URL, DEFAULT_OLLAMA_URL)
             ): _URL,
+            vol.Required(
+                CONF_OLLAMA_ANYWHERE, default=bool(defaults.get(CONF_OLLAMA_ANYWHERE, False))
+            ): _BOOL,
             vol.Required(CONF_SKIP_AI, default=False): _BOOL,
         }
     )
@@ -387,15 +392,22 @@ class TransportAndAISteps:
 
     async def async_step_ollama(self, user_input: dict[str, Any] | None = None) -> ConfigFlowResult:
         """Where the local models run. Unreachable is an error the user may skip: AI steps
-        are then unavailable and rule-based workflows still run."""
+        are then unavailable and rule-based workflows still run. A server outside the
+        local network is refused unless the admin ticks that pictures may go there (the
+        flows are admins' only)."""
         errors: dict[str, str] = {}
         if user_input is not None:
             url = str(user_input[CONF_OLLAMA_URL]).strip().rstrip("/")
+            anywhere = bool(user_input.get(CONF_OLLAMA_ANYWHERE, False))
+            # Kept only when given (a None clears an earlier leave, see merge_options).
+            self._collected[CONF_OLLAMA_ANYWHERE] = True if anywhere else None
             if user_input.get(CONF_SKIP_AI):
                 self._collected.update(ai_disabled(url))
                 return await self._ai_done()
             if problem := web_address_problem(url):
                 errors[CONF_OLLAMA_URL] = problem
+            elif not anywhere and not await async_is_local(url):
+                errors[CONF_OLLAMA_URL] = "ollama_not_local"
             elif (models := await async_model_capabilities(url)) is None:
                 plain = await async_speaks_plain_http(self.hass, url)
                 errors["base"] = "not_tls" if plain else "ollama_cannot_connect"

@@ -31,9 +31,10 @@ async def async_setup_entry(
 
 
 class WorkflowEvidenceImage(WorkflowEntity, ImageEntity):
-    """The workflow's last evidence frame (kept in memory by the AI port; empty after a
-    restart until an AI step looks again). Checked when a run waits or ends, the points
-    at which an AI step has finished looking."""
+    """The workflow's last evidence frame (each run's is kept on disk, so the last one
+    shows again after a restart, until the options' *Data kept* bounds remove it).
+    Checked when a run waits or ends, the points at which an AI step has finished
+    looking."""
 
     _attr_translation_key = "workflow_evidence"
     _attr_content_type = DEFAULT_CONTENT_TYPE

@@ -16,13 +16,15 @@ reuses what the actions and the phones already do, so voice follows the same rul
   through the approvals desk, as a phone tap does: only an addressee who may see the
   camera is taken, the first answer wins, and every answer or refusal is logged with
   ``via`` voice. Which reply: *approve* is the question's first reply (questions put the
-  reply that lets something happen first: ``[Open, Keep closed]``); *deny* is its default
-  (what happens with no answer) unless that is the first reply, else its last reply; a
-  question with one reply has nothing to deny. *answer keep closed* names the reply as
-  the question spells it (any case). When nothing is asked of the speaker but a question
-  is open, the answer goes to the newest open question so the desk refuses it with its
-  reason (not an addressee, no signed-in person), logged on that question as any refused
-  tap is.
+  reply that lets something happen first: ``[Open, Keep closed]``); *deny* is a reply
+  that moves nothing (the engine says, per reply, what it does): the default when that
+  moves nothing, else the last such reply other than the first. When every reply moves
+  something, deny is refused with the reason, and the person says the reply they mean; a
+  question with one reply that moves nothing has nothing to deny. *answer keep closed*
+  names the reply as the question spells it (any case). When nothing is asked of the
+  speaker but a question is open, the answer goes to the newest open question so the desk
+  refuses it with its reason (not an addressee, no signed-in person), logged on that
+  question as any refused tap is.
 * ``OpenNVRSetWorkflow`` ("set the gate workflow to test"): the ``set_workflow_state``
   action (its rule for what needs an admin, its logbook line); by voice only a signed-in
   admin may switch workflows at all, since a voice satellite speaks with no user.
@@ -302,22 +304,41 @@ class Question:
     replies: tuple[str, ...]
     default: str | None
     expires_at: float
+    #: the replies whose path moves something (never what "deny" picks)
+    moving: tuple[str, ...] = ()
 
 
 def reply_for(
-    intent_type: str, replies: Sequence[str], default: str | None, said: str
+    intent_type: str,
+    replies: Sequence[str],
+    default: str | None,
+    said: str,
+    moving: Sequence[str] = (),
 ) -> str | None:
-    """The reply a spoken answer stands for (see the module docstring), or None."""
+    """The reply a spoken answer stands for (see the module docstring), or None.
+
+    ``moving``: the replies whose path moves something. "Deny" picks only among the
+    others: the default when it is one of them, else the last one that is not the first
+    reply (approve's); the first reply itself only when it is the one reply that moves
+    nothing. None when every reply moves something (see :func:`deny_impossible`).
+    """
     if not replies:
         return None
     if intent_type == INTENT_APPROVE:
         return replies[0]
     if intent_type == INTENT_DENY:
-        if default is not None and default in replies and default != replies[0]:
-            return default
-        return replies[-1] if len(replies) > 1 else None
+        quiet = [r for r in replies if r not in moving]
+        pool = [r for r in quiet if r != replies[0]] or (quiet if moving else [])
+        if not pool:
+            return None
+        return default if default in pool else pool[-1]
     wanted = spoken_name(said)
     return next((r for r in replies if spoken_name(r) == wanted), None)
+
+
+def deny_impossible(replies: Sequence[str], moving: Sequence[str]) -> bool:
+    """Whether every reply moves something, so no reply can stand for "deny"."""
+    return bool(replies) and all(r in moving for r in replies)
 
 
 async def question_for(
@@ -337,12 +358,19 @@ async def question_for(
                         tuple(row["replies"]),
                         row["default"],
                         float(row["expires_at"]),
+                        tuple(row.get("moving_replies") or ()),
                     )
                 )
     if not asked:
         asked = [
             Question(
-                host, t.approval_id, t.workflow_name, tuple(t.replies), t.default, t.expires_at
+                host,
+                t.approval_id,
+                t.workflow_name,
+                tuple(t.replies),
+                t.default,
+                t.expires_at,
+                tuple(t.moving_replies),
             )
             for _, host in entries
             for t in host.desk.pending()
@@ -369,7 +397,12 @@ class AnswerIntent(OpenNVRIntent):
         if question is None:
             raise Refused(texts("voice_nothing_asked", {}))
         said = request.slot("reply") if self.intent_type == INTENT_ANSWER else ""
-        reply = reply_for(self.intent_type, question.replies, question.default, said)
+        if self.intent_type == INTENT_DENY and deny_impossible(question.replies, question.moving):
+            replies = ", ".join(question.replies)
+            raise Refused(texts("voice_deny_moves", {"replies": replies}))
+        reply = reply_for(
+            self.intent_type, question.replies, question.default, said, question.moving
+        )
         if reply is None:
             replies = ", ".join(question.replies)
             raise Refused(texts("voice_reply_unknown", {"reply": said, "replies": replies}))
@@ -469,7 +502,10 @@ class MessageIntent(OpenNVRIntent):
         if not any(may_start(h)(w) for h in hosts for w, _ in message_workflows(h)):
             raise Refused(request.texts("voice_not_allowed", {}))
         outcomes = await asyncio.gather(
-            *(ask_workflows(hass, host, message, user, may_start=may_start(host)) for host in hosts)
+            *(
+                ask_workflows(hass, host, message, user, may_start=may_start(host), context=context)
+                for host in hosts
+            )
         )
         return message_speech(outcomes, request.texts)
 

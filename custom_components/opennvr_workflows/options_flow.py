@@ -1,8 +1,9 @@
 """Options: how this home uses its site. Saving any page reloads the entry.
 
 Camera roles (workflows name cameras by role, never by id), approvers, site rules (facts and
-named lists the AI steps read), the AI tool policy, default limits, and the event transport
-and Ollama settings chosen when the site was added.
+named lists the AI steps read), the AI tool policy, default limits, how long what the
+integration stores is kept, and the event transport and Ollama settings chosen when the
+site was added.
 """
 
 from __future__ import annotations
@@ -38,21 +39,36 @@ from .const import (
     CONF_APPROVERS,
     CONF_CAMERA_ROLES,
     CONF_DEFAULT_LIMITS,
+    CONF_FULL_TEXT_TO,
     CONF_MODEL_ALLOW_LIST,
+    CONF_MODEL_APPS,
     CONF_MODEL_GATE,
     CONF_MOVING_WEBHOOKS,
+    CONF_REMOVE_WORKFLOW_FILES,
+    CONF_RETENTION,
     CONF_SITE_FACTS,
     CONF_SITE_LISTS,
     CONF_TOOL_POLICY,
+    CONF_TRUSTED_STARTS,
     CONF_WEBHOOKS,
     LOGGER,
     SITE_FACTS_MAX_WORDS,
 )
-from .evaluation.gate import GateResult
+from .evaluation.per_workflow import Measurement
 from .flow_steps import TransportAndAISteps, merge_options
+from .home_cases_flow import home_cases_option, home_cases_schema
 from .host import sentences
+from .host.action_effects import ActionJudge
 from .host.approval_people import people as active_people
-from .model_gate_flow import CONF_RUN_EVALUATION, async_measure, gate_placeholders
+from .host.notify_privacy import leaves_the_house
+from .host.settings import Retention
+from .model_gate_flow import (
+    CONF_RUN_EVALUATION,
+    async_measure,
+    gate_placeholders,
+    workflow_lines,
+)
+from .workflow.vocabulary import ANSWER_FRESH_S
 
 ROLE_PATTERN = re.compile(r"[a-z][a-z0-9_-]{0,31}")
 LIST_NAME_PATTERN = ROLE_PATTERN
@@ -63,12 +79,14 @@ DEFAULT_LIMITS: dict[str, int] = {
     "per_hour": 30,
     "ai_per_hour": 60,
     "chain_depth": 3,
+    "answer_fresh_minutes": int(ANSWER_FRESH_S // 60),
 }
 LIMIT_RANGES: dict[str, tuple[int, int]] = {
     "cooldown_seconds": (0, 86_400),
     "per_hour": (1, 3_600),
     "ai_per_hour": (0, 3_600),
     "chain_depth": (1, 10),
+    "answer_fresh_minutes": (1, 1_440),
 }
 CONF_USERS = "users"
 CONF_NOTIFY = "notify"
@@ -79,6 +97,11 @@ CONF_LISTS = "lists"
 
 def _multiline() -> TextSelector:
     return TextSelector(TextSelectorConfig(multiline=True))
+
+
+def parse_names(text: str) -> list[str]:
+    """Names separated by commas, spaces or lines, each once, in the order given."""
+    return list(dict.fromkeys(n for n in re.split(r"[\s,]+", text) if n))
 
 
 def parse_roles(text: str) -> list[str]:
@@ -264,7 +287,7 @@ class OpenNVRWorkflowsOptionsFlow(TransportAndAISteps, OptionsFlowWithReload):
     def __init__(self) -> None:
         self._collected: dict[str, Any] = {}
         self._models: dict[str, tuple[str, ...]] = {}
-        self._evaluation: asyncio.Task[GateResult] | None = None
+        self._evaluation: asyncio.Task[Measurement] | None = None
         self._evaluation_error = ""
 
     @property
@@ -283,7 +306,11 @@ class OpenNVRWorkflowsOptionsFlow(TransportAndAISteps, OptionsFlowWithReload):
                 "site_rules",
                 "tool_policy",
                 "destinations",
+                "trusted_starts",
                 "limits",
+                "retention",
+                "privacy",
+                "home_cases",
                 "transport",
                 "ollama",
                 "voice_sentences",
@@ -413,7 +440,13 @@ class OpenNVRWorkflowsOptionsFlow(TransportAndAISteps, OptionsFlowWithReload):
                 errors[CONF_LISTS] = "lists_invalid"
                 placeholders["problem"] = problem
             if not errors:
-                return self._save({CONF_SITE_FACTS: facts, CONF_SITE_LISTS: lists})
+                return self._save(
+                    {
+                        CONF_SITE_FACTS: facts,
+                        CONF_SITE_LISTS: lists,
+                        CONF_MODEL_APPS: parse_names(user_input.get(CONF_MODEL_APPS, "")),
+                    }
+                )
         options = self._options
         schema = vol.Schema(
             {
@@ -426,6 +459,10 @@ class OpenNVRWorkflowsOptionsFlow(TransportAndAISteps, OptionsFlowWithReload):
                         "suggested_value": format_site_lists(options.get(CONF_SITE_LISTS, {}))
                     },
                 ): _multiline(),
+                vol.Optional(
+                    CONF_MODEL_APPS,
+                    description={"suggested_value": ", ".join(options.get(CONF_MODEL_APPS, []))},
+                ): TextSelector(),
             }
         )
         if user_input is not None:
@@ -493,6 +530,42 @@ class OpenNVRWorkflowsOptionsFlow(TransportAndAISteps, OptionsFlowWithReload):
             description_placeholders=placeholders,
         )
 
+    # ── trusted starts ───────────────────────────────────────────────────
+
+    async def async_step_trusted_starts(
+        self, user_input: dict[str, Any] | None = None
+    ) -> ConfigFlowResult:
+        """The workflows an admin marks as started only by trusted triggers. An automation
+        whose start Home Assistant does not record (a time trigger) may carry AI output
+        read from an entity, so a workflow that moves things treats such a start as
+        AI-derived, unless it is marked here (:func:`.host.ai_mark.start_mark`)."""
+        if user_input is not None:
+            return self._save({CONF_TRUSTED_STARTS: list(user_input.get(CONF_TRUSTED_STARTS, []))})
+        current: list[str] = list(self._options.get(CONF_TRUSTED_STARTS, []))
+        labels = {workflow_id: workflow_id for workflow_id in current}
+        host = (
+            self.config_entry.runtime_data.workflows
+            if self.config_entry.state is ConfigEntryState.LOADED
+            else None
+        )
+        for workflow_id, loaded in (host.files if host is not None else {}).items():
+            if loaded.workflow is not None:
+                labels[workflow_id] = f"{loaded.workflow.name} ({workflow_id})"
+        schema = vol.Schema(
+            {
+                vol.Optional(CONF_TRUSTED_STARTS, default=current): SelectSelector(
+                    SelectSelectorConfig(
+                        options=[
+                            SelectOptionDict(value=workflow_id, label=label)
+                            for workflow_id, label in sorted(labels.items())
+                        ],
+                        multiple=True,
+                    )
+                ),
+            }
+        )
+        return self.async_show_form(step_id="trusted_starts", data_schema=schema)
+
     # ── tool policy ──────────────────────────────────────────────────────
 
     async def async_step_tool_policy(
@@ -532,6 +605,81 @@ class OpenNVRWorkflowsOptionsFlow(TransportAndAISteps, OptionsFlowWithReload):
             }
         )
         return self.async_show_form(step_id="limits", data_schema=schema)
+
+    # ── data kept ────────────────────────────────────────────────────────
+
+    async def async_step_retention(
+        self, user_input: dict[str, Any] | None = None
+    ) -> ConfigFlowResult:
+        """How long runs, versions, marks and evidence pictures are kept, and whether
+        removing the integration deletes the workflow files too."""
+        if user_input is not None:
+            kept = Retention.from_option({k: user_input.get(k) for k in Retention.RANGES})
+            return self._save(
+                {
+                    CONF_RETENTION: kept.as_option(),
+                    CONF_REMOVE_WORKFLOW_FILES: bool(user_input.get(CONF_REMOVE_WORKFLOW_FILES)),
+                }
+            )
+        current = Retention.from_option(self._options.get(CONF_RETENTION))
+        fields: dict[Any, Any] = {
+            vol.Required(key, default=getattr(current, key)): NumberSelector(
+                NumberSelectorConfig(min=low, max=high, step=1, mode=NumberSelectorMode.BOX)
+            )
+            for key, (low, high) in Retention.RANGES.items()
+        }
+        fields[
+            vol.Required(
+                CONF_REMOVE_WORKFLOW_FILES,
+                default=bool(self._options.get(CONF_REMOVE_WORKFLOW_FILES, False)),
+            )
+        ] = BooleanSelector()
+        return self.async_show_form(step_id="retention", data_schema=vol.Schema(fields))
+
+    # ── own cases and measuring ──────────────────────────────────────────
+
+    async def async_step_home_cases(
+        self, user_input: dict[str, Any] | None = None
+    ) -> ConfigFlowResult:
+        """Whether marked runs are kept as the home's own cases (pictures included), how
+        long and within what size, and whether a workflow that investigates needs its own
+        measured bound before it goes On (:mod:`.home_cases_flow`)."""
+        if user_input is not None:
+            return self._save(home_cases_option(user_input))
+        return self.async_show_form(
+            step_id="home_cases", data_schema=home_cases_schema(self._options)
+        )
+
+    # ── what leaves the house ────────────────────────────────────────────
+
+    async def async_step_privacy(
+        self, user_input: dict[str, Any] | None = None
+    ) -> ConfigFlowResult:
+        """The notify services that may carry a notification's full text (plates, names,
+        the model's words) although they may leave the house; the others get it without
+        (:mod:`.host.notify_privacy`)."""
+        if user_input is not None:
+            return self._save({CONF_FULL_TEXT_TO: list(user_input.get(CONF_FULL_TEXT_TO, []))})
+        judge = ActionJudge.of(self.hass)
+        leaving = sorted(
+            f"notify.{name}"
+            for name in self.hass.services.async_services_for_domain("notify")
+            if name != "send_message" and leaves_the_house(judge, name)
+        )
+        current = list(self._options.get(CONF_FULL_TEXT_TO, []))
+        schema = vol.Schema(
+            {
+                vol.Optional(CONF_FULL_TEXT_TO, default=current): SelectSelector(
+                    SelectSelectorConfig(
+                        options=sorted({*leaving, *current}),
+                        multiple=True,
+                        custom_value=True,
+                        mode=SelectSelectorMode.DROPDOWN,
+                    )
+                )
+            }
+        )
+        return self.async_show_form(step_id="privacy", data_schema=schema)
 
     # ── voice sentences ──────────────────────────────────────────────────
 
@@ -593,7 +741,7 @@ class OpenNVRWorkflowsOptionsFlow(TransportAndAISteps, OptionsFlowWithReload):
         if self._evaluation is None:
             settings = {**self._options, **self._collected}
             self._evaluation = self.hass.async_create_task(
-                async_measure(self.hass, settings, self.async_update_progress),
+                async_measure(self.hass, settings, self.async_update_progress, self.config_entry),
                 "opennvr_workflows model evaluation",
             )
             # Shown once even if the task is already done: the next step must not get the
@@ -619,16 +767,25 @@ class OpenNVRWorkflowsOptionsFlow(TransportAndAISteps, OptionsFlowWithReload):
     async def async_step_evaluate_done(
         self, user_input: dict[str, Any] | None = None
     ) -> ConfigFlowResult:
-        """Show the measurement; saving stores it with the model settings."""
+        """Show the measurement (the gate's, then each workflow's); saving stores the
+        gate with the model settings and each workflow's figures beside them."""
         assert self._evaluation is not None
-        result = self._evaluation.result()
+        measured = self._evaluation.result()
+        gate = {CONF_MODEL_GATE: measured.gate.as_option()} if measured.gate else {}
         if user_input is not None:
-            return self._save({**self._collected, CONF_MODEL_GATE: result.as_option()})
-        settings = {**self._options, **self._collected, CONF_MODEL_GATE: result.as_option()}
+            if self.config_entry.state is ConfigEntryState.LOADED and (
+                evaluation := self.config_entry.runtime_data.evaluation
+            ):
+                await evaluation.measurements.async_save(measured)
+            return self._save({**self._collected, **gate})
+        settings = {**self._options, **self._collected, **gate}
         return self.async_show_form(
             step_id="evaluate_done",
             data_schema=vol.Schema({}),
-            description_placeholders=gate_placeholders(settings),
+            description_placeholders={
+                **gate_placeholders(settings),
+                "workflows": workflow_lines(measured),
+            },
         )
 
     async def async_step_evaluate_failed(

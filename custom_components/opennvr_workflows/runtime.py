@@ -14,6 +14,7 @@ from .nvr.hub import EventHub
 from .nvr.sources.base import EventSource
 
 if TYPE_CHECKING:
+    from .host.home_evaluation import HomeEvaluation
     from .host.workflows import WorkflowHost
     from .workflow_views import WorkflowViews
 
@@ -36,6 +37,8 @@ class OpenNVRRuntime:
     workflows: WorkflowHost | None = None
     #: What the workflows' entities read (made by the first platform, see workflow_views).
     workflow_views: WorkflowViews | None = None
+    #: The home's own cases and the model's measurements (host/home_evaluation.py).
+    evaluation: HomeEvaluation | None = None
 
 
 type OpenNVRConfigEntry = ConfigEntry[OpenNVRRuntime]

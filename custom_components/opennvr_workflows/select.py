@@ -20,7 +20,9 @@ from pyopennvr import OpenNVRAuthError, OpenNVRError
 from .const import DOMAIN, SITE_MODES
 from .engine import UnknownWorkflowError
 from .entity import OpenNVRSiteEntity
+from .host.measurements import check_entry_turn_on
 from .host.permissions import async_allow_entity
+from .model_device import model_selects
 from .nvr.bridge import site_signal
 from .runtime import OpenNVRConfigEntry
 from .workflow_entity import WorkflowEntity, add_workflow_entities
@@ -37,7 +39,7 @@ async def async_setup_entry(
     entry: OpenNVRConfigEntry,
     async_add_entities: AddConfigEntryEntitiesCallback,
 ) -> None:
-    async_add_entities([SiteModeSelect(entry)])
+    async_add_entities([SiteModeSelect(entry), *model_selects(entry)])
     add_workflow_entities(
         hass, entry, async_add_entities, lambda views, wid: [WorkflowStateSelect(views, wid)]
     )
@@ -118,6 +120,7 @@ class WorkflowStateSelect(WorkflowEntity, SelectEntity):
                 translation_placeholders={"workflow": self.workflow_id},
             )
         await async_allow_entity(self)
+        check_entry_turn_on(self.views.entry, self.workflow_id, workflow, option)
         try:
             self.views.host.engine.set_workflow_state(self.workflow_id, option)
         except UnknownWorkflowError as err:

@@ -19,7 +19,7 @@ from typing import Any
 
 from homeassistant.components.sensor import SensorEntity, SensorStateClass
 from homeassistant.const import PERCENTAGE, EntityCategory
-from homeassistant.core import HomeAssistant, callback
+from homeassistant.core import Context, HomeAssistant, callback
 from homeassistant.helpers.dispatcher import async_dispatcher_connect
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 from homeassistant.util import dt as dt_util
@@ -27,6 +27,7 @@ from homeassistant.util import dt as dt_util
 from .engine import EngineError, EngineUpdate
 from .entity import OpenNVRSiteEntity
 from .host.approvals import ApprovalDesk
+from .host.measurements import measured_attributes, measured_figures, measured_signal
 from .host.run_summary import (
     SHOWN,
     RunOutcome,
@@ -36,6 +37,7 @@ from .host.run_summary import (
     run_outcome,
     workflow_accuracy,
 )
+from .model_device import model_sensors
 from .nvr.bridge import counters_signal, site_signal
 from .nvr.hub import SourceStats
 from .runtime import OpenNVRConfigEntry
@@ -73,6 +75,7 @@ async def async_setup_entry(
     )
     if (host := entry.runtime_data.workflows) is not None:
         async_add_entities([PendingApprovalsSensor(entry, host.desk)])
+    async_add_entities(model_sensors(entry))
     add_workflow_entities(
         hass,
         entry,
@@ -143,6 +146,8 @@ class PendingApprovalsSensor(OpenNVRSiteEntity, SensorEntity):
 
     _attr_translation_key = "pending_approvals"
     _attr_state_class = SensorStateClass.MEASUREMENT
+    # A question's text may name a plate or a person: shown live, never recorded.
+    _unrecorded_attributes = frozenset({"questions"})
 
     def __init__(self, entry: OpenNVRConfigEntry, desk: ApprovalDesk) -> None:
         super().__init__(entry, "pending_approvals")
@@ -178,6 +183,8 @@ class LastOutcomeSensor(WorkflowEntity, SensorEntity):
     waits (a parcel run decides, then waits half an hour to remind) once it waits."""
 
     _attr_translation_key = "workflow_last_outcome"
+    # The model's reason may name a plate or a person: shown live, never recorded.
+    _unrecorded_attributes = frozenset({"reason"})
     update_kinds = frozenset({"run_ended", "run_waiting"})
     per_run = True
 
@@ -221,6 +228,11 @@ class LastOutcomeSensor(WorkflowEntity, SensorEntity):
             return
         self._read = latest
         self._outcome = run_outcome(detail)
+        # Written under the run's context, marked when the outcome is AI output, so an
+        # automation it triggers carries the mark on (:mod:`.host.ai_mark`).
+        contexts = self.views.host.effects.contexts
+        context = contexts.for_output(latest[0], self._outcome.ai_derived)
+        self.async_set_context(context if context is not None else Context())
 
     @property
     def native_value(self) -> str | None:
@@ -275,8 +287,9 @@ class RunsTodaySensor(WorkflowEntity, SensorEntity):
 
 
 class AccuracySensor(WorkflowEntity, SensorEntity):
-    """The lower bound of the 95 % Wilson interval of the workflow's weakest AI step, in
-    percent, from people's marks; unknown until a run is marked."""
+    """The lower bound of the 95 % Wilson interval of the workflow's accuracy, in percent:
+    measured on its cases when the model it runs on was measured (:mod:`.host.
+    measurements`), else from people's marks on its weakest AI step; unknown until then."""
 
     _attr_translation_key = "workflow_accuracy"
     _attr_native_unit_of_measurement = PERCENTAGE
@@ -287,6 +300,11 @@ class AccuracySensor(WorkflowEntity, SensorEntity):
     def __init__(self, views: WorkflowViews, workflow_id: str) -> None:
         super().__init__(views, workflow_id, "accuracy")
 
+    async def async_added_to_hass(self) -> None:
+        await super().async_added_to_hass()
+        signal = measured_signal(self.views.entry.entry_id)
+        self.async_on_remove(async_dispatcher_connect(self.hass, signal, self.async_write_ha_state))
+
     @property
     def _accuracy(self) -> WorkflowAccuracy | None:
         workflow = self.workflow
@@ -296,17 +314,21 @@ class AccuracySensor(WorkflowEntity, SensorEntity):
 
     @property
     def native_value(self) -> float | None:
+        if (measured := measured_figures(self.views.entry, self.workflow_id)) is not None:
+            return round(measured.wilson_low * 100, 1)
         accuracy = self._accuracy
         return round(accuracy.lower_bound * 100, 1) if accuracy else None
 
     @property
     def extra_state_attributes(self) -> dict[str, Any]:
         accuracy = self._accuracy
+        measured = measured_attributes(measured_figures(self.views.entry, self.workflow_id))
         if accuracy is None:
-            return {"marked": 0}
+            return {"marked": 0, **measured}
         return {
             "marked": accuracy.marked,
             "right": accuracy.right,
             "trusted": accuracy.trusted,
             "step": accuracy.step,
+            **measured,
         }

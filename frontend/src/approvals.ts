@@ -25,6 +25,10 @@ export class OpennvrApprovals extends LitElement {
       .replies button {
         flex: 1 1 auto;
       }
+      /* A question's first lines say what each reply does; keep them on lines of their own. */
+      .approval h3 {
+        white-space: pre-line;
+      }
     `,
   ];
 

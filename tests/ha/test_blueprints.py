@@ -201,6 +201,7 @@ async def test_camera_alert_blueprint_notifies_the_phone(
         "image": f"/api/camera_proxy/{camera}",
         "tag": f"opennvr-{camera}",
         "group": "opennvr",
+        "ai_derived": False,
     }
 
     await sim.emit_alert(1, "person", severity="high")
@@ -314,7 +315,10 @@ async def test_ai_check_notifies_at_once_then_updates_with_the_verdict_and_appro
     assert ("GET", "/api/v1/cameras/1/snapshot") in sim.requests
 
     # 3. The same notification (tag) updated quietly, with Approve and Deny.
-    assert verdict["message"] == ("Parcel on Front Door. Worth a look: a courier with a parcel")
+    assert verdict["message"] == (
+        "Parcel on Front Door. Worth a look (AI): a courier with a parcel"
+    )
+    assert verdict["data"]["ai_derived"] is True, "the verdict says it is the model's"
     assert verdict["data"]["tag"] == tag
     assert verdict["data"]["alert_once"] is True
     assert actions_of(verdict) == ["Approve", "Deny", "Silence 15 min"]
@@ -343,7 +347,7 @@ async def test_ai_check_notifies_at_once_then_updates_with_the_verdict_and_appro
     }
     done = await iphone.wait_for(lambda p: "Approved" in p["message"])
     assert done["message"] == (
-        "Parcel on Front Door. Worth a look: a courier with a parcel "
+        "Parcel on Front Door. Worth a look (AI): a courier with a parcel "
         "Approved by Alice, door_approved started."
     )
     assert done["data"]["tag"] == tag
@@ -353,7 +357,7 @@ async def test_ai_check_notifies_at_once_then_updates_with_the_verdict_and_appro
     await wait_for(hass, lambda: len(logbook) == 3)
     lines = [call.data["message"] for call in logbook]
     assert lines[0] == "Parcel on Front Door: Parcel at the door (low); asking the model"
-    assert lines[1].startswith("Parcel on Front Door: Worth a look: a courier with a parcel")
+    assert lines[1].startswith("Parcel on Front Door: Worth a look (AI): a courier with a parcel")
     assert "qwen2.5vl:3b" in lines[1]
     assert lines[2] == "Parcel on Front Door: answer approve by Alice"
     assert {call.data["entity_id"] for call in logbook} == {events}
@@ -437,9 +441,9 @@ async def test_ai_check_clears_on_a_false_alarm_and_says_when_the_model_could_no
     ollama.script(*[HttpError(500)] * 8)
     await sim.emit_alert(1, "parcel", title="Parcel at the door")
     unsure = await pixel.wait_for(lambda p: "Unsure" in p["message"], within=30)
-    assert unsure["message"].startswith("Parcel on Front Door. Unsure: the model did not answer"), (
-        unsure["message"]
-    )
+    assert unsure["message"].startswith(
+        "Parcel on Front Door. Unsure (AI): the model did not answer"
+    ), unsure["message"]
     assert actions_of(unsure) == ["Silence 30 min"], "unsure is not a decision to approve"
 
     await sim.emit_alert(3, "person", title="Person in the garden")
@@ -482,7 +486,7 @@ async def test_ai_check_deny_and_an_unanswered_question_take_the_buttons_off(
     async_fire_time_changed(hass, dt_util.utcnow() + timedelta(minutes=10, seconds=1))
     late = await pixel.wait_for(lambda p: p["message"].endswith("No answer."))
     assert late["message"] == (
-        "Parcel on Front Door. Worth a look: a courier with a parcel No answer."
+        "Parcel on Front Door. Worth a look (AI): a courier with a parcel No answer."
     )
     assert "actions" not in late["data"]
     assert await host.engine.runs("door_approved") == []
@@ -582,7 +586,11 @@ async def test_morning_report_looks_at_each_camera_and_sends_one_summary(
         "Back Garden: needs attention, the gate is open",
         "camera.not_opennvr: could not be looked at",
     ]
-    assert call.data["data"] == {"tag": "opennvr-morning-report", "group": "opennvr"}
+    assert call.data["data"] == {
+        "tag": "opennvr-morning-report",
+        "group": "opennvr",
+        "ai_derived": True,
+    }
     assert len(ollama.chats) == 2
     assert all("In one sentence" in chat.system for chat in ollama.chats)
     assert elsewhere == [], "not one of its days"

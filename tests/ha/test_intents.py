@@ -360,6 +360,75 @@ async def test_deny_takes_the_default_and_answer_names_a_reply(
     assert (await steps(hass, assist, run_id))["steps"][0]["outcome"] == "Keep closed"
 
 
+#: A question whose replies do different things: REPLIES, the first the default.
+LOCK = """\
+contract: workflow.v1
+name: Lock
+state: on
+limits: {{ cooldown: 0s, per_hour: 100 }}
+when:
+  alert: {{ alert_type: vehicle, cameras: [gate] }}
+then:
+  - ask_person:
+      who: role:owner
+      message: A car at the gate. Unlock?
+      replies: [{first}, {second}]
+      timeout: 1h
+      {default}
+    {first}: {first_path}
+    {second}: [ home_assistant: {{ action: lock.unlock, data: {{ entity_id: lock.gate }} }} ]
+"""
+UNLOCK_BACK = "[ home_assistant: { action: lock.unlock, data: { entity_id: lock.back } } ]"
+
+
+async def ask_lock(
+    hass: HomeAssistant, host: WorkflowHost, sim: OpenNVRSimulator, **parts: str
+) -> Any:
+    write_workflow(hass, "lock", LOCK.format(**parts))
+    await host.async_reload()
+    await sim.emit_alert(2, "vehicle")
+    await until(lambda: any(t.workflow_id == "lock" for t in host.desk.pending()), "asked")
+    return next(t for t in host.desk.pending() if t.workflow_id == "lock")
+
+
+async def test_deny_never_picks_a_reply_that_moves_something(
+    hass: HomeAssistant, assist: WorkflowHost, sim: OpenNVRSimulator, people: People
+) -> None:
+    # Attack: [Keep closed, Open] with the first as default: "deny" used to take the last
+    # reply, Open. Deny is the reply that moves nothing.
+    ticket = await ask_lock(
+        hass,
+        assist,
+        sim,
+        first="Keep closed",
+        second="Open",
+        default="default: Keep closed",
+        first_path="[]",
+    )
+    # The question says what each reply does, before its own words.
+    assert ticket.message.splitlines() == [
+        "“Keep closed”: moves nothing.",
+        "“Open”: lock.unlock lock.gate.",
+        "A car at the gate. Unlock?",
+    ]
+    assert ticket.moving_replies == ["Open"]
+    response = await say(hass, "deny", people.bob)
+    assert speech(response) == "Answered Keep closed to Lock."
+    assert await steps(hass, assist, ticket.run_id)
+    # When every reply moves something, deny is refused with the reason, and the
+    # question still waits for the reply the person means.
+    ticket = await ask_lock(
+        hass, assist, sim, first="Unlock back", second="Open", default="", first_path=UNLOCK_BACK
+    )
+    response = await say(hass, "deny", people.bob)
+    assert response.response_type is intent.IntentResponseType.ERROR
+    assert speech(response) == (
+        "Every reply to this question moves something (Unlock back, Open), so “deny” cannot "
+        "answer it. Say the reply you want, or answer on your phone."
+    )
+    assert ticket.approval_id in {t.approval_id for t in assist.desk.pending()}
+
+
 def test_the_reply_rule() -> None:
     two = ["Open", "Keep closed"]
     assert reply_for(INTENT_APPROVE, two, "Keep closed", "") == "Open"
@@ -369,6 +438,12 @@ def test_the_reply_rule() -> None:
     assert reply_for(INTENT_DENY, ["Yes", "Later", "No"], "Later", "") == "Later"
     assert reply_for(INTENT_DENY, ["Yes", "No"], None, "") == "No"
     assert reply_for(INTENT_DENY, ["Acknowledge"], None, "") is None
+    # Deny picks only among the replies that move nothing (class 11 of the safety rule).
+    assert reply_for(INTENT_DENY, ["Keep closed", "Open"], "Keep closed", "", ["Open"]) == (
+        "Keep closed"
+    )
+    assert reply_for(INTENT_DENY, ["Open", "Later", "No"], None, "", ["Open", "No"]) == "Later"
+    assert reply_for(INTENT_DENY, ["Open", "Unlock"], None, "", ["Open", "Unlock"]) is None
     assert reply_for("OpenNVRAnswer", two, None, "keep-closed") == "Keep closed"
     assert reply_for("OpenNVRAnswer", two, None, "close") is None
     assert spoken_name("The Front_Door camera?") == "front door"

@@ -22,6 +22,7 @@ from custom_components.opennvr_workflows.const import (
     CONF_EMBEDDING_MODEL,
     CONF_HARDWARE,
     CONF_MODEL_ALLOW_LIST,
+    CONF_MODEL_APPS,
     CONF_MOVING_WEBHOOKS,
     CONF_MQTT_HOST,
     CONF_MQTT_PASSWORD,
@@ -206,9 +207,16 @@ async def test_site_rules(
         {
             "facts": "The cleaner comes on Tuesdays at 9.",
             "lists": "family: Ann, Bob\n# couriers we expect\ncouriers: DHL, UPS",
+            "model_apps": "scene_describer, plate_llm scene_describer",
         },
     )
     await _saved(hass, result, setup_entry)
+    # The apps that run a model: their alerts are AI output to the validator and the engine.
+    assert setup_entry.options[CONF_MODEL_APPS] == ["scene_describer", "plate_llm"]
+    host = setup_entry.runtime_data.workflows
+    assert host is not None
+    assert host.site_profile().model_apps == {"scene_describer", "plate_llm"}
+    assert host.engine.policy.model_apps == {"scene_describer", "plate_llm"}
     assert setup_entry.options[CONF_SITE_FACTS] == "The cleaner comes on Tuesdays at 9."
     assert setup_entry.options[CONF_SITE_LISTS] == {
         "family": ["Ann", "Bob"],
@@ -346,7 +354,13 @@ async def test_tool_policy_and_limits(
     result = await _open(hass, setup_entry, "limits")
     result = await hass.config_entries.options.async_configure(
         result["flow_id"],
-        {"cooldown_seconds": 120, "per_hour": 10, "ai_per_hour": 20, "chain_depth": 2},
+        {
+            "cooldown_seconds": 120,
+            "per_hour": 10,
+            "ai_per_hour": 20,
+            "chain_depth": 2,
+            "answer_fresh_minutes": 30,
+        },
     )
     await _saved(hass, result, setup_entry)
     assert setup_entry.options[CONF_DEFAULT_LIMITS] == {
@@ -354,7 +368,13 @@ async def test_tool_policy_and_limits(
         "per_hour": 10,
         "ai_per_hour": 20,
         "chain_depth": 2,
+        "answer_fresh_minutes": 30,
     }
+    # How long an answer clears an action, for the validator and the engine alike.
+    host = setup_entry.runtime_data.workflows
+    assert host is not None
+    assert host.site_profile().answer_fresh_s == 1800
+    assert host.engine.policy.answer_fresh_s == 1800
     assert setup_entry.options[CONF_TOOL_POLICY]["search_history"] == "unavailable"
 
 

@@ -2,7 +2,8 @@
 
 The doors are discovered from the running Home Assistant, never listed here: the domain's
 actions, the websocket commands with its prefix, its HTTP views, its Assist tools, its
-intents, and its entities that change something. Each must have a rule in the permission
+intents, its entities that change something or answer (an AI Task), and its media
+source's calls (the Media panel). Each must have a rule in the permission
 table (:data:`~custom_components.opennvr_workflows.host.permissions.DOORS`) and a row in
 the README's matrix that says the same; a new door without both fails here. Then every
 door is tried as each role (an admin, a household user, a read-only user, a user who may
@@ -22,7 +23,8 @@ from typing import Any, Final
 import pytest
 from homeassistant.auth.const import GROUP_ID_USER
 from homeassistant.auth.models import User
-from homeassistant.components import websocket_api
+from homeassistant.components import media_source, websocket_api
+from homeassistant.components.media_source.const import DATA_MEDIA_SOURCE_PLATFORMS
 from homeassistant.const import Platform
 from homeassistant.core import Context, HomeAssistant
 from homeassistant.exceptions import HomeAssistantError, Unauthorized
@@ -68,6 +70,17 @@ CHANGING: Final = frozenset(
         "async_open",
     }
 )
+
+#: Entity methods that answer a person (an AI Task): such an entity is a door too, a
+#: reading one; it changes nothing, so it is not in :data:`CHANGING`.
+ANSWERING: Final = frozenset({"_async_generate_data", "_async_generate_image"})
+
+#: Media source methods, each a door of the Media panel (``media:<operation>``).
+MEDIA: Final = {
+    "async_browse_media": "media:browse",
+    "async_resolve_media": "media:resolve",
+    "async_search_media": "media:search",
+}
 
 PORCH: Final = """\
 contract: workflow.v1
@@ -175,17 +188,22 @@ async def discovered(hass: HomeAssistant, entry: MockConfigEntry, admin: User) -
             continue  # not running: its class is another entity's (the same kinds run)
         entity = components[reg.domain].get_entity(reg.entity_id)
         assert entity is not None, reg.entity_id
-        if _changes(entity):
+        if _defines(entity, CHANGING | ANSWERING):
             doors.add(f"entity:{reg.domain}.{entity.translation_key}")
+    if media_source.DOMAIN in hass.config.components:
+        source = await hass.data[DATA_MEDIA_SOURCE_PLATFORMS].async_get_platform(DOMAIN)
+        if source is not None:
+            doors |= {door for method, door in MEDIA.items() if _defines(source, {method})}
     return doors
 
 
-def _changes(entity: Any) -> bool:
-    """Whether the entity's own class (not only Home Assistant's base) changes something."""
-    for cls in type(entity).__mro__:
+def _defines(thing: Any, methods: frozenset[str] | set[str]) -> bool:
+    """Whether the object's own class (not only Home Assistant's base) defines one of
+    ``methods``: an entity that changes something or answers, a media source's call."""
+    for cls in type(thing).__mro__:
         if not cls.__module__.startswith("custom_components.opennvr_workflows"):
             continue
-        if CHANGING & set(vars(cls)):
+        if methods & set(vars(cls)):
             return True
     return False
 
@@ -348,6 +366,33 @@ class House:
                 return DENIED  # no question for this person
         return ALLOWED
 
+    async def ai_task(self, role: str, entity_id: str, camera: str) -> str:
+        """``ai_task.generate_data`` about ``camera`` (a response-only action)."""
+        data = {
+            "task_name": "probe",
+            "entity_id": entity_id,
+            "instructions": "Anyone there?",
+            "attachments": [
+                {"media_content_id": f"media-source://camera/{camera}", "media_content_type": ""}
+            ],
+        }
+        if role == "no_login":
+            return await self.rest("/api/services/ai_task/generate_data?return_response", data)
+        try:
+            await self.hass.services.async_call(
+                "ai_task",
+                "generate_data",
+                data,
+                blocking=True,
+                return_response=True,
+                context=Context(user_id=self.users[role].id),
+            )
+        except Unauthorized:
+            return DENIED
+        except HomeAssistantError:
+            pass  # past the door: a camera they may not see, like an unknown one
+        return ALLOWED
+
     async def entity(
         self, role: str, domain: str, service: str, entity_id: str, **data: Any
     ) -> str:
@@ -397,12 +442,23 @@ def probes(house: House) -> dict[str, Probe]:
     run_now = entity_of(hass, "button", "porch_run_now")
     porch_state = entity_of(hass, "select", "porch_state")
     site_mode = entity_of(hass, "select", "site_mode")
+    pause = entity_of(hass, "switch", "pause_workflows")
+    vision_model = entity_of(hass, "select", "vision_model_select")
+    look_task = entity_of(hass, "ai_task", "vision_model_ai_task")
+    front_door = er.async_get(hass).async_get_entity_id(
+        Platform.CAMERA, DOMAIN, camera_unique_id(str(house.entry.unique_id), 1)
+    )
+    assert front_door is not None
 
     def action(name: str, data: dict[str, Any]) -> Probe:
         return lambda h, role: h.action(role, name, data)
 
     def command(name: str, data: dict[str, Any]) -> Probe:
         return lambda h, role: h.ws(role, f"{DOMAIN}/{name}", data)
+
+    def command_any(type_: str, data: dict[str, Any]) -> Probe:
+        """A websocket command of another domain (the Media panel's)."""
+        return lambda h, role: h.ws(role, type_, data)
 
     def said(intent_type: str, **slots: str) -> Probe:
         return lambda h, role: h.said(role, intent_type, slots)
@@ -474,6 +530,10 @@ def probes(house: House) -> dict[str, Probe]:
         "action:try_workflow": action("try_workflow", {"workflow": "nope"}),
         "action:reload": action("reload", {}),
         "action:describe_workflow": action("describe_workflow", {"sentence": "x" * 3}),
+        "action:list_cases": action("list_cases", {}),
+        "action:export_cases": action("export_cases", {}),
+        "action:delete_case": action("delete_case", {"case_id": "nope"}),
+        "action:measure_model": action("measure_model", {"model": "not-installed"}),
         f"ws:{DOMAIN}/workflows/list": command("workflows/list", {}),
         f"ws:{DOMAIN}/workflows/runs": command("workflows/runs", {"workflow": "porch"}),
         f"ws:{DOMAIN}/workflows/run": command("workflows/run", {"run_id": "nope"}),
@@ -503,6 +563,12 @@ def probes(house: House) -> dict[str, Probe]:
         f"http:/api/{DOMAIN}/evidence/{{entry_id}}/{{run_id}}": http(
             f"/api/{DOMAIN}/evidence/{site}/abc"
         ),
+        f"http:/api/{DOMAIN}/thumbnail/{{entry_id}}/{{run_id}}": http(
+            f"/api/{DOMAIN}/thumbnail/{site}/abc"
+        ),
+        f"http:/api/{DOMAIN}/case_picture/{{entry_id}}/{{kind}}/{{name}}": http(
+            f"/api/{DOMAIN}/case_picture/{site}/shipped/door_parcel_1.jpg"
+        ),
         "tool:describe_camera": tool("describe_camera", camera="Front Door"),
         "tool:recent_events": tool("recent_events"),
         "tool:search_history": tool("search_history", query="parcel"),
@@ -526,6 +592,23 @@ def probes(house: House) -> dict[str, Probe]:
         ),
         "entity:button.workflow_run_now": lambda h, role: h.entity(
             role, "button", "press", run_now
+        ),
+        # Turning off a switch that is off passes (or not) the same door as turning it
+        # on, and leaves every workflow running for the other probes.
+        "entity:switch.pause_workflows": lambda h, role: h.entity(
+            role, "switch", "turn_off", pause
+        ),
+        # Choosing the model in use again passes (or not) the same door, changing nothing.
+        "entity:select.vision_model": lambda h, role: h.entity(
+            role, "select", "select_option", vision_model, option="qwen2.5vl:3b"
+        ),
+        "entity:ai_task.look": lambda h, role: h.ai_task(role, look_task, front_door),
+        "media:browse": command_any(
+            "media_source/browse_media", {"media_content_id": f"media-source://{DOMAIN}"}
+        ),
+        "media:resolve": command_any(
+            "media_source/resolve_media",
+            {"media_content_id": f"media-source://{DOMAIN}/{site}/porch/2026-01-01/nope"},
         ),
     }
 

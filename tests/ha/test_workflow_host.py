@@ -13,6 +13,7 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry, async_
 
 from custom_components.opennvr_workflows.const import (
     CONF_CAMERA_ROLES,
+    CONF_FULL_TEXT_TO,
     DOMAIN,
     WORKFLOW_FOLDER,
 )
@@ -103,6 +104,10 @@ async def test_alert_starts_a_look_that_notifies(
 ) -> None:
     calls = async_mock_service(hass, "notify", PHONE)
     write_workflow(hass, "door", DOOR_LOOK.format(state=state))
+    # The phone may carry the model's words (test_notify_privacy: what it gets otherwise).
+    hass.config_entries.async_update_entry(
+        config_entry, options={**config_entry.options, CONF_FULL_TEXT_TO: [f"notify.{PHONE}"]}
+    )
     assert await hass.config_entries.async_setup(config_entry.entry_id)
     await hass.async_block_till_done()
     host = host_of(config_entry)

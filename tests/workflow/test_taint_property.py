@@ -1,19 +1,26 @@
 """The safety rule against a reference: generated workflows, AI steps and actuators anywhere.
 
-The generator places AI steps, ifs, questions, for_each loops and actions that move things in
-random places, with placeholders drawn from whatever is defined on the path. The reference
+The generator places AI steps, ifs, questions, for_each loops, actions that move things and
+alerts of every severity in random places (in ``then`` and in ``always``), with placeholders
+drawn from whatever is defined on the path, some of them behind escaped braces. The reference
 below is written apart from the validator, over a path's *history* (the list of what happened
-before a step) rather than over the validator's running scope, and says when an actuator is
-refused:
+before a step) rather than over the validator's running scope, with its own reading of
+braces, and says when an actuator is refused:
 
 * nothing gates it: no plain `if` (one that reads no AI output) and no person's reply before;
-* an AI step, or an `if` that reads AI output, stands before it with no person's reply after;
+* an AI step, an `if` that reads AI output, or a for_each over events (the events decide
+  whether its steps run) stands before it with no person's reply after;
 * a value it carries is AI output that no person's reply after its last definition approved by
-  showing it in the question's message.
+  showing it in the question's message;
+
+and when an alert's severity is refused: ``high`` or ``critical`` on a path such a decision
+chose, ``critical`` on a path nothing gates.
 
 A value is AI output when its last definition on the path was an AI step, a for_each's
 ``collect``, a for_each over events, or an alert trigger that may match workflow-raised alerts.
-The test compares the set of refused actuators, not messages.
+``always`` starts from the trigger's history alone (its own scope). ``{{`` and ``}}`` are
+literal braces: ``{{x}}`` reads nothing, ``{{{x}}}`` reads ``x``. The test compares the sets
+of refused actuators and severities, not messages.
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ SAFETY = {
     "WF-SAFETY-ACTUATOR-AFTER-AI-IF",
     "WF-SAFETY-ACTUATOR-AI-VALUE",
 }
+SEVERITY = {"WF-SEVERITY-AI-CAP", "WF-SEVERITY-CRITICAL-UNGATED"}
 #: The shape errors: a generated model must never hit one, or the semantic checks never run.
 STRUCTURAL = {
     "WF-UNKNOWN-KEY",
@@ -54,25 +62,33 @@ STRUCTURAL = {
 }
 FIELDS = ["kind", "gate", "note", "plate", "who"]
 COMMON = {"workflow", "time", "date"}
-_PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
 
 # ----------------------------------------------------------------------------------------------
 # The generator
 # ----------------------------------------------------------------------------------------------
 
 
+#: How a name is written into a text: filled, as literal braces (reads nothing), or filled
+#: inside literal braces.
+_WRITTEN = ("{%s}", "{{%s}}", "{{{%s}}}")
+
+
 def _text(draw: st.DrawFn, names: frozenset[str], prefix: str) -> str:
     shown = draw(st.lists(st.sampled_from(sorted(names)), max_size=3, unique=True))
-    return " ".join([prefix, *(f"{{{n}}}" for n in shown)])
+    forms = [draw(st.sampled_from(_WRITTEN)) for _ in shown]
+    return " ".join([prefix, *(form % n for form, n in zip(forms, shown, strict=True))])
 
 
 @st.composite
 def _action(draw: st.DrawFn, names: frozenset[str]) -> m.ActionStep:
-    kind = draw(st.sampled_from(["log", "app", "ha", "site_mode", "ha_data"]))
+    kind = draw(st.sampled_from(["log", "app", "ha", "site_mode", "ha_data", "alert"]))
     text = _text(draw, names, "v")
     match kind:
         case "log":
             return m.ActionStep(m.LogAction(text))
+        case "alert":
+            level = draw(st.sampled_from(["low", "medium", "high", "critical"]))
+            return m.ActionStep(m.AlertAction(severity=level, title=text))
         case "app":
             data = MappingProxyType({"k": text, "more": (text, "x")})
             return m.ActionStep(m.AppAction(app="gate_controller", action="open", data=data))
@@ -211,6 +227,7 @@ def workflows(draw: st.DrawFn) -> m.Workflow:
         when=TRIGGERS[key],
         conditions=tuple(draw(st.lists(_condition(names), max_size=1))),
         then=draw(_steps(names, 0, min_size=1)),
+        always=draw(_steps(names, 1)),
     )
 
 
@@ -256,8 +273,8 @@ def _is_ai_output(history: tuple[Event, ...], at: int, name: str) -> bool:
     return False
 
 
-def _refused(history: tuple[Event, ...], uses: set[str]) -> bool:
-    end = len(history)
+def _verdicts(history: tuple[Event, ...]) -> tuple[bool, bool]:
+    """Whether something gates the path, and whether an AI decision chose it."""
 
     def tainted_if(i: int) -> bool:
         event = history[i]
@@ -272,8 +289,36 @@ def _refused(history: tuple[Event, ...], uses: set[str]) -> bool:
         and not any(isinstance(later, Reply) for later in history[i + 1 :])
         for i, e in enumerate(history)
     )
-    carries = any(_is_ai_output(history, end, name) for name in uses)
+    return gated, ai_chosen
+
+
+def _refused(history: tuple[Event, ...], uses: set[str]) -> bool:
+    gated, ai_chosen = _verdicts(history)
+    carries = any(_is_ai_output(history, len(history), name) for name in uses)
     return not gated or ai_chosen or carries
+
+
+def _severity_refused(history: tuple[Event, ...], severity: str) -> bool:
+    gated, ai_chosen = _verdicts(history)
+    return (severity in ("high", "critical") and ai_chosen) or (
+        severity == "critical" and not gated
+    )
+
+
+def _read(text: str) -> set[str]:
+    """The names a text reads: ``{{`` and ``}}`` are literal braces, ``{name}`` a value."""
+    names: set[str] = set()
+    i = 0
+    while i < len(text):
+        if text.startswith(("{{", "}}"), i):
+            i += 2
+        elif text[i] == "{":
+            end = text.index("}", i)
+            names.add(text[i + 1 : end])
+            i = end + 1
+        else:
+            i += 1
+    return names
 
 
 def _action_uses(action: m.Action) -> set[str]:
@@ -291,14 +336,15 @@ def _action_uses(action: m.Action) -> set[str]:
 
     for attr in ("data", "target"):
         collect(getattr(action, attr, None))
-    return {name for text in texts for name in _PLACEHOLDER.findall(text)}
+    return {name for text in texts for name in _read(text)}
 
 
 _KIND = {m.AppAction: "app_action", m.HomeAssistantAction: "home_assistant"}
 
 
 def reference(workflow: m.Workflow) -> set[str]:
-    """The JSON paths (``....app_action``) of the actuators the rule refuses."""
+    """The JSON paths of the actuators (``....app_action``) and of the alert severities
+    (``....alert.severity``) the rule refuses."""
     refused: set[str] = set()
     trigger = workflow.when
     start_names = frozenset(TRIGGER_NAMES[_trigger_key(trigger)])
@@ -307,6 +353,8 @@ def reference(workflow: m.Workflow) -> set[str]:
         reads = frozenset().union(*(_reads(c) for c in workflow.conditions))
         history = (*history, If(reads))
     _walk(workflow.then, history, ("then",), refused)
+    # ``always`` runs with the trigger's values only, whatever ``then`` did.
+    _walk(workflow.always, history, ("always",), refused)
     return refused
 
 
@@ -337,6 +385,9 @@ def _walk(
                 kind = _KIND.get(type(action), "site_mode")
                 if _refused(history, _action_uses(action)):
                     refused.add(format_path((*here, kind)))
+            case m.ActionStep(action=m.AlertAction(severity=level)):
+                if _severity_refused(history, level):
+                    refused.add(format_path((*here, "alert", "severity")))
             case m.AIStep(paths=paths):
                 for outcome, path in paths.items():
                     names = {"decision", "reason", "confidence"}
@@ -351,7 +402,7 @@ def _walk(
                 for outcome, key in (("true", "then"), ("false", "else")):
                     _walk(paths[outcome], (*history, If(reads)), (*here, key), refused)
             case m.AskPersonStep(paths=paths):
-                shown = frozenset(_PLACEHOLDER.findall(step.message))
+                shown = frozenset(_read(step.message))
                 for outcome, path in paths.items():
                     after = history
                     if outcome in step.replies and outcome != step.default:
@@ -364,7 +415,12 @@ def _walk(
             case m.ForEachStep(items=items, steps=inner):
                 events = isinstance(items, m.ForEachEvents)
                 item = {step.as_name, "camera"} | ({"event_type", "event_id"} if events else set())
-                _walk(inner, (*history, Define(frozenset(item), ai=events)), (*here, "do"), refused)
+                body: tuple[Event, ...] = (*history, Define(frozenset(item), ai=events))
+                if events:
+                    # Whether the steps run at all is decided by the events: a decision on
+                    # them, as an `if` that reads them would be.
+                    body = (*body, If(frozenset(item)))
+                _walk(inner, body, (*here, "do"), refused)
                 if step.collect:
                     history = (*history, Define(frozenset({step.collect}), ai=True))
             case _:
@@ -375,7 +431,9 @@ def _walk(
 # The property
 # ----------------------------------------------------------------------------------------------
 
-_ACTUATOR_PATH = re.compile(r"^(.*\.(?:app_action|home_assistant|site_mode))(?:[.\[].*)?$")
+_ACTUATOR_PATH = re.compile(
+    r"^(.*\.(?:app_action|home_assistant|site_mode|alert\.severity))(?:[.\[].*)?$"
+)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -390,7 +448,7 @@ def test_the_validator_refuses_exactly_the_actuators_the_reference_refuses(
     ]
     got = set()
     for problem in report.errors:
-        if problem.code in SAFETY:
+        if problem.code in SAFETY | SEVERITY:
             match = _ACTUATOR_PATH.match(problem.path)
             assert match, problem.path
             got.add(match.group(1))
@@ -400,20 +458,26 @@ def test_the_validator_refuses_exactly_the_actuators_the_reference_refuses(
 def test_the_reference_and_the_generator_meet_every_verdict() -> None:
     """The property is only worth something if the generator reaches refusals of each kind
     and acceptances; this draws a fixed number of examples and counts them."""
-    seen: dict[str, int] = dict.fromkeys([*SAFETY, "accepted"], 0)
+    seen: dict[str, int] = dict.fromkeys(
+        [*SAFETY, *SEVERITY, "accepted", "always", "escaped", "events"], 0
+    )
 
     @settings(max_examples=300, deadline=None, database=None)
     @given(workflows())
     def count(workflow: m.Workflow) -> None:
         report = validate_workflow(workflow)
-        codes = {p.code for p in report.errors} & SAFETY
+        codes = {p.code for p in report.errors} & (SAFETY | SEVERITY)
         for code in codes:
             seen[code] += 1
-        if reference(workflow) == set() and _has_actuator(workflow):
+        refused = reference(workflow)
+        if refused == set() and _has_actuator(workflow):
             seen["accepted"] += 1
+        seen["always"] += any(path.startswith("$.always") for path in refused)
+        seen["escaped"] += "{{" in str(workflow)
+        seen["events"] += "ForEachEvents" in str(workflow) and any(".do[" in p for p in refused)
 
     count()
-    assert all(n > 0 for n in seen.values()), seen
+    assert [k for k, n in seen.items() if n == 0] == [], seen
 
 
 def _has_actuator(workflow: m.Workflow) -> bool:

@@ -14,33 +14,28 @@ material belongs in the site's lists, which ``site_lookup`` reads on demand.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping
 from datetime import date, datetime, time
 from typing import Any
+
+from ..workflow.template import fill, placeholders_in
 
 MAX_FACT_WORDS = 300
 #: A single value longer than this is cut: the data block is for facts, not documents.
 MAX_VALUE_CHARS = 1000
 MAX_VALUES = 40
 
-_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_.]*)\}")
-
 
 def placeholders(text: str) -> tuple[str, ...]:
-    """The ``{names}`` a text refers to, in order, without repeats."""
-    return tuple(dict.fromkeys(_PLACEHOLDER.findall(text or "")))
+    """The ``{names}`` a text refers to, in order, without repeats (read by the
+    workflow's own tokenizer, so ``{{name}}`` is literal text here as everywhere)."""
+    return tuple(dict.fromkeys(placeholders_in(text or "")[0]))
 
 
 def fill_text(template: str, values: Mapping[str, Any]) -> str:
     """``template`` with its placeholders filled, for a DATA value (Look's text input);
     an unknown name stays as written."""
-
-    def value(match: re.Match[str]) -> str:
-        name = match.group(1)
-        return _text(values[name]) if name in values else match.group(0)
-
-    return _PLACEHOLDER.sub(value, template or "")
+    return fill(template or "", lambda name: _text(values[name]) if name in values else None)
 
 
 def data_block(values: Mapping[str, Any], referenced: tuple[str, ...] = ()) -> dict[str, Any]:

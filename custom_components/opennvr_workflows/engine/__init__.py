@@ -20,6 +20,7 @@ from .errors import (
 )
 from .events import NvrEvent
 from .limits import Allowance, LimitSettings
+from .policy import SafetyPolicy
 from .ports import (
     ActionRequest,
     AiBudget,
@@ -31,7 +32,9 @@ from .ports import (
     ApprovalRequest,
     Clock,
     Effects,
+    PlannedAction,
     ProviderUnavailable,
+    ReplyPlan,
     RunContext,
     SiteCameras,
     SystemClock,
@@ -60,8 +63,11 @@ __all__ = [
     "EngineUpdate",
     "LimitSettings",
     "NvrEvent",
+    "PlannedAction",
     "ProviderUnavailable",
+    "ReplyPlan",
     "RunContext",
+    "SafetyPolicy",
     "SiteCameras",
     "Started",
     "StoreCorruptError",

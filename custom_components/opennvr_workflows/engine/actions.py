@@ -20,9 +20,10 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from ..workflow import model
-from ..workflow.vocabulary import MARKDOWN_MESSAGE_ACTIONS, action_moves_things
+from ..workflow.vocabulary import MARKDOWN_MESSAGE_ACTIONS
 from .due import DueRows
-from .per_object import PerObject
+from .freshness import Freshness
+from .moving import moves_here, moves_things
 from .ports import (
     SEVERITIES,
     ActionRequest,
@@ -37,10 +38,10 @@ from .ports import (
 from .recorder import StepRecorder, run_context
 from .records import SETTLED, ActiveRun, EngineStats, StepRecord
 from .render import render, render_json, render_markdown
-from .steps import WORLD, Lineage, ProviderLost, Refused, Waiting
+from .steps import WORLD, Declined, Lineage, ProviderLost, Refused, Waiting
 from .store import StoreSlot
 from .taint import AiRuns, placeholders
-from .trust import Marks, ai_severity_limit, lower_severity
+from .trust import AI_CAP, Marks, ai_severity_limit, lower_severity
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -52,22 +53,30 @@ _AI_TRIGGER: Final = (
     "informs, people and plain rules move things. Put an ask_person before it in this "
     "workflow and place it on a reply path"
 )
+#: The same, by how the host found the mark on a start by name (``NvrEvent.ai_origin``).
+_AI_ORIGIN: Final = {
+    "lineage": (
+        "this run was started from Home Assistant by something that descends from AI output "
+        "(an automation, script or helper set off by a workflow's AI-derived alert, entity "
+        "or notification, or by the look or investigate action), with no person's reply on "
+        "this step's path; AI informs, people and plain rules move things. Put an "
+        "ask_person before it in this workflow and place it on a reply path"
+    ),
+    "untraced": (
+        "this run was started by an automation or script whose start Home Assistant does "
+        "not record (a time, sun, template or notification trigger), so it may carry AI "
+        "output, with no person's reply on this step's path. Put an ask_person before it "
+        "in this workflow and place it on a reply path, or, if only trusted triggers start "
+        "this workflow, mark it so in the integration's options (Started only by trusted "
+        "triggers)"
+    ),
+}
 _SUPPLIED_TRIGGER: Final = (
     "this run was started by name by a person who is not an admin, with values of their "
     "own: those values are theirs, not the world's, so the run moves nothing without a "
     "person's reply on this step's path. Put an ask_person before it in this workflow and "
     "place it on a reply path, or have an admin start it"
 )
-
-
-def moves_things(action: model.Action) -> bool:
-    """Whether an action moves things (the contract decides): such actions run at most
-    once. Worked out once per action (a Home Assistant action is matched against the
-    allow-list's patterns)."""
-    return _moves_things(action)
-
-
-_moves_things: Final = PerObject(action_moves_things)
 
 
 def at_most_once(action: model.Action) -> bool:
@@ -108,6 +117,7 @@ class ActionSteps:
         marks: Marks,
         ai_runs: AiRuns,
         stats: EngineStats,
+        freshness: Freshness,
     ) -> None:
         self._recorder = recorder
         self._db = db
@@ -117,6 +127,7 @@ class ActionSteps:
         self._marks = marks
         self._ai_runs = ai_runs
         self._stats = stats
+        self._freshness = freshness
 
     async def run(
         self,
@@ -130,6 +141,8 @@ class ActionSteps:
         kind = action_kind(action)
         rec = run.steps.get(path)
         if rec is not None and rec.status in SETTLED:
+            if rec.outcome == "declined":
+                raise Declined(path, str((rec.result or {}).get("error", "declined")))
             return
         if isinstance(action, model.WaitAction):
             await self._wait(run, action, path, rec)
@@ -139,7 +152,8 @@ class ActionSteps:
         summary = request_summary(request)
         if moves_things(action) and lineage.person is None:
             if run.ai_derived:
-                self._refuse(run, path, kind, summary, _AI_TRIGGER)
+                why = _AI_ORIGIN.get(run.event.ai_origin or "", _AI_TRIGGER)
+                self._refuse(run, path, kind, summary, why)
             if run.supplied_by is not None:
                 self._refuse(run, path, kind, summary, _SUPPLIED_TRIGGER)
         if derived and not run.test:
@@ -147,6 +161,10 @@ class ActionSteps:
         if run.test:
             self._recorder.record(run, path, kind, "would_have", outcome="done", inputs=summary)
             return
+        if moves_here(action, self._ai_runs.policy):
+            # An answer clears an action for a bounded time; past it, ask again.
+            await self._freshness.check(run, action, path, kind, values, lineage)
+            rec = run.steps.get(path)
         once = at_most_once(action)
         if rec is not None and rec.status == "intent" and once:
             # Tell people first, then record: a crash in between raises the alert again
@@ -208,6 +226,7 @@ class ActionSteps:
             result={
                 "error": reason,
                 **({"ai_derived_trigger": True} if run.ai_derived else {}),
+                **({"ai_origin": run.event.ai_origin} if run.event.ai_origin else {}),
                 **({"supplied_by": run.supplied_by} if run.supplied_by else {}),
             },
         )
@@ -270,6 +289,7 @@ class ActionSteps:
                     "target": render_json(action.target, values),
                     # A notification's own urgency (its data) is held to this by the host.
                     "max_severity": limit,
+                    **({"capped_by": why} if why else {}),
                 }
             case model.SiteModeAction(mode=mode):
                 params = {"mode": mode}
@@ -328,7 +348,15 @@ class ActionSteps:
         After an AI decision with no person's answer since (whatever chose the branches
         in between: an ``if``, a question nobody answered), the AI cap: medium, high once
         the step has earned trust. Critical (it phones people) needs a plain rule or a
-        person: on a path nothing chose, in a workflow without conditions, at most high."""
+        person: on a path nothing chose, in a workflow without conditions, at most high.
+
+        In a run AI output started (its trigger is AI-derived), every value it reads may be
+        the model's, whatever chose the path: the AI cap (medium; no step of this run
+        earned trust for what started it) until a person's reply in this run. Otherwise a
+        chain of workflows, each started by the last one's alert, would turn a model's
+        medium into a critical alarm."""
+        if run.ai_derived and lineage.person is None:
+            return AI_CAP, "ai_derived_trigger"
         if lineage.ai is not None:
             return ai_severity_limit(self._marks.accuracy_of(lineage.ai_key))
         if lineage.decider == WORLD and not run.workflow.conditions:

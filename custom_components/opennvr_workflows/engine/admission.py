@@ -240,6 +240,9 @@ class Admission:
             raise UnknownWorkflowError(f"no workflow {workflow_id!r}")
         if entry.state not in RUNNABLE:
             return Started((), entry.state)
+        if self._driver.pause.paused:
+            self._not_run(workflow_id)
+            return Started((), "paused")
         trigger = entry.workflow.when
         if isinstance(trigger, model.MessageTrigger) and not residual_match(
             Candidate(workflow_id, trigger), event
@@ -268,6 +271,9 @@ class Admission:
             self._counters.count(entry.workflow_id, "dropped:redelivered")
             self._rest_on_runs(entry.workflow_id)
             return again
+        if self._driver.pause.paused:
+            self._not_run(entry.workflow_id)
+            return None
         workflow = entry.workflow
         limiter = self._catalog.limiter(entry.workflow_id, workflow)
         key = limit_key(workflow.limits.one_at_a_time, event)
@@ -297,6 +303,13 @@ class Admission:
         stats.dropped[reason] = stats.dropped.get(reason, 0) + 1
         self._counters.count(entry.workflow_id, f"dropped:{reason}")
         return None
+
+    def _not_run(self, workflow_id: str) -> None:
+        """A start refused because the site is paused: counted, never queued."""
+        self._driver.pause.not_run += 1
+        stats = self._stats
+        stats.dropped["paused"] = stats.dropped.get("paused", 0) + 1
+        self._counters.count(workflow_id, "dropped:paused")
 
     def _start_run(
         self,

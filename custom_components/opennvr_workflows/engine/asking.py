@@ -8,16 +8,19 @@ uses the same approvals (:meth:`Asking.open` and :meth:`Asking.deliver`).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from ..workflow import model
 from .approvals import Approvals
-from .ports import ApprovalRequest, Effects, ProviderUnavailable, SiteClock
+from .policy import SafetyPolicy
+from .ports import ApprovalRequest, Effects, ProviderUnavailable, ReplyPlan, SiteClock
 from .recorder import StepRecorder, run_context
 from .records import SETTLED, ActiveRun, ApprovalRecord
 from .render import render
-from .steps import ProviderLost, Waiting
+from .reply_plans import bounded_values, reply_plans
+from .steps import Lineage, ProviderLost, Waiting
 from .store import StoreSlot
 
 #: The outcome of a question nobody answered and that has no default.
@@ -34,24 +37,34 @@ class Asking:
         clock: SiteClock,
         effects: Effects,
         approvals: Approvals,
+        policy: SafetyPolicy | None = None,
     ) -> None:
         self._recorder = recorder
         self._db = db
         self._clock = clock
         self._effects = effects
         self._approvals = approvals
+        self._policy = policy or SafetyPolicy()
 
     async def ask(
-        self, run: ActiveRun, step: model.AskPersonStep, path: str, values: dict[str, Any]
+        self,
+        run: ActiveRun,
+        step: model.AskPersonStep,
+        path: str,
+        values: dict[str, Any],
+        lineage: Lineage | None = None,
     ) -> str:
         """Ask (or, in Test, note the question and take the default); the run
-        waits until the approval is answered or times out."""
+        waits until the approval is answered or times out. The question carries what
+        each reply will do, and its AI text is bounded (:mod:`.reply_plans`)."""
         rec = run.steps.get(path)
         if rec is not None and rec.status in SETTLED:
             answer_values(values, rec.result)
             return rec.outcome or NO_ANSWER
         fallback = step.default if step.default is not None else NO_ANSWER
-        message = render(step.message, values)
+        ai = (run.ai_names or frozenset()) | (lineage.tainted if lineage else frozenset())
+        message = render(step.message, bounded_values(values, ai))
+        plans = reply_plans(step, values, self._policy)
 
         def open_as(status: str) -> ApprovalRecord:
             return self.open(
@@ -68,10 +81,11 @@ class Asking:
 
         if run.test:
             approval = open_as("would_have")
-            result = {
+            result: dict[str, Any] = {
                 "would_have_asked": message,
                 "approval_id": approval.approval_id,
                 "answer": step.default,
+                **({"replies_do": plans_summary(plans)} if plans else {}),
             }
             self._recorder.record(
                 run, path, "ask_person", "would_have", outcome=fallback, result=result
@@ -83,7 +97,7 @@ class Asking:
             self._recorder.record(
                 run, path, "ask_person", "waiting", result={"approval_id": approval.approval_id}
             )
-            await self.deliver(run, path, approval)
+            await self.deliver(run, path, approval, plans)
             raise Waiting
         approval_id = str((rec.result or {}).get("approval_id"))
         found = self._approvals.records.get(approval_id)
@@ -92,7 +106,7 @@ class Asking:
         approval = found
         if approval.status == "pending":
             if not approval.asked:
-                await self.deliver(run, path, approval)
+                await self.deliver(run, path, approval, plans)
             raise Waiting
         outcome = approval.reply if approval.status == "answered" else fallback
         result = {
@@ -100,6 +114,8 @@ class Asking:
             "answer": approval.reply,
             "answered_by": approval.answered_by,
             "status": approval.status,
+            # When the answer was given: it clears an action for a bounded time (.freshness).
+            "answered_at": approval.answered_at,
         }
         self._recorder.record(
             run, path, "ask_person", "done", outcome=outcome or NO_ANSWER, result=result
@@ -138,8 +154,15 @@ class Asking:
         self._approvals.open(approval)
         return approval
 
-    async def deliver(self, run: ActiveRun, path: str, approval: ApprovalRecord) -> None:
-        """Make the approval durable, then hand it to the host."""
+    async def deliver(
+        self,
+        run: ActiveRun,
+        path: str,
+        approval: ApprovalRecord,
+        plans: tuple[ReplyPlan, ...] = (),
+    ) -> None:
+        """Make the approval durable, then hand it to the host (with what each reply
+        does: worked out again from the run's values when a restart delivers it)."""
         await self._db.store.flush()
         request = ApprovalRequest(
             approval_id=approval.approval_id,
@@ -150,6 +173,7 @@ class Asking:
             default=approval.default,
             camera_id=approval.camera_id,
             seen_again=run.seen_again,
+            plans=plans,
         )
         try:
             await self._effects.ask_person(run_context(run, path), request)
@@ -159,6 +183,27 @@ class Asking:
         self._db.store.execute_nowait(
             "UPDATE workflow_approvals SET asked=1 WHERE id=?", (approval.approval_id,)
         )
+
+
+def plans_summary(plans: tuple[ReplyPlan, ...]) -> dict[str, list[str]]:
+    """What each reply would do, for a run's trace: ``{"Open": ["lock.unlock ..."]}``."""
+    return {
+        plan.reply: [
+            " ".join(
+                part
+                for part in (
+                    action.action,
+                    json.dumps({**action.target, **action.data})
+                    if action.target or action.data
+                    else "",
+                    "(maybe)" if action.maybe else "",
+                )
+                if part
+            )
+            for action in plan.actions
+        ]
+        for plan in plans
+    }
 
 
 def answer_values(values: dict[str, Any], result: Mapping[str, Any] | None) -> None:

@@ -4,7 +4,10 @@ A gate's result is recorded like any step, so a replay takes the branch that
 was taken the first time even if the time of day, the site mode or a list has
 changed since.
 
-A condition on something the site does not have fails closed: a site list that
+A condition on a value that is missing at run time (not defined at this point, or
+empty) is false, whatever it tests (:func:`missing`): ``is_not`` a revoked plate does
+not hold for an alert that carries no plate. A condition on something the site does
+not have fails closed too: a site list that
 does not exist (``not_in`` an empty list would hold for everything) or a camera
 role no camera is mapped to stops the run with the reason, and the workflow
 needs attention, as when a provider is lost. It never quietly reads as false.
@@ -75,8 +78,9 @@ class Conditions:
             case model.ListCondition(name=name, list_name=list_name, negate=negate):
                 entries = {str(v).casefold() for v in await self._effects.site_list(list_name)}
                 value = values.get(name)
-                found = value is not None and str(value).casefold() in entries
-                return found != negate
+                if missing(value):
+                    return False  # "not on the list" says nothing of a value that is gone
+                return (str(value).casefold() in entries) != negate
         return False
 
 
@@ -98,8 +102,19 @@ def require_camera_roles(effects: object, roles: Sequence[str]) -> None:
         )
 
 
+def missing(value: Any) -> bool:
+    """Whether a condition's value is missing: not defined at this point of the run, or
+    defined as nothing (an alert without a plate, an empty text)."""
+    return value is None or (isinstance(value, str) and not value.strip())
+
+
 def value_ok(cond: model.ValueCondition, value: Any) -> bool:
-    text = None if value is None else str(value)
+    """Whether ``value`` passes every test of ``cond``. A missing value passes none, not
+    even ``is_not``: a revoked plate that is not there is not "some other plate", and a
+    condition never holds on what it could not read (it fails closed)."""
+    if missing(value):
+        return False
+    text = str(value)
     if cond.is_in and text not in cond.is_in:
         return False
     if cond.is_not_in and text in cond.is_not_in:

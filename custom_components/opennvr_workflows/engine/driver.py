@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from .approvals import Approvals
 from .catalog import Catalog
 from .counters import Counters
+from .pause import Pause
 from .ports import SiteClock, TaskSpawner
 from .records import ActiveRun, EngineStats, EngineUpdate, StepRecord, Updates
 from .runner import Runner
@@ -51,11 +52,16 @@ class RunDriver:
         self._counters = counters
         self._catalog = catalog
         self._approvals = approvals
+        #: The site's pause: while it holds, runs that would go on stay waiting.
+        self.pause = Pause()
 
     def spawn(self, run: ActiveRun) -> None:
-        """Start (or, if its task is busy, re-run once more) the run's task."""
+        """Start (or, if its task is busy, re-run once more) the run's task; while the
+        site is paused, hold it where it waits instead (:mod:`.pause`)."""
         if run.task is not None and not run.task.done():
             run.again = True
+            return
+        if self.pause.hold(run):
             return
         run.task = self._spawn(self._drive(run), f"workflow {run.workflow_id} run")
 

@@ -54,7 +54,9 @@ from .errors import UnknownWorkflowError
 from .events import NvrEvent
 from .firing import DueFiring
 from .for_each import ForEachSteps
+from .freshness import Freshness
 from .limits import Allowance, WorkflowLimiter
+from .policy import SafetyPolicy
 from .ports import (
     AiBudget,
     AiPort,
@@ -83,7 +85,7 @@ from .restore import (
     restore_marks,
     restore_runs,
 )
-from .retention import prune_before, prune_every
+from .retention import prune_before, prune_every, prune_marks, prune_versions
 from .runner import Runner
 from .starting import Started, trigger_event
 from .store import Store, StoreSlot
@@ -110,6 +112,8 @@ class Engine:
         tz: tzinfo | None = None,
         retention_days: float = DEFAULT_RETENTION_DAYS,
         retention_interval_s: float = 3600.0,
+        versions_days: float | None = None,
+        marks_days: float | None = None,
         max_chain_depth: int = 3,
         lock_timeout_s: float = 1.0,
         spawn: TaskSpawner | None = None,
@@ -121,11 +125,16 @@ class Engine:
         self.tz: tzinfo = tz or UTC
         self.retention_days = retention_days
         self.retention_interval_s = retention_interval_s
+        #: How long versions nobody runs and marks are kept (None: for good).
+        self.versions_days = versions_days
+        self.marks_days = marks_days
         self.max_chain_depth = max_chain_depth
         self.lock_timeout_s = lock_timeout_s
         self.stats = EngineStats()
         #: Runs whose effects carried AI output, by correlation id (see :mod:`.taint`).
-        self.ai_runs = AiRuns()
+        #: The site's settings for AI output and approvals (the host keeps them current).
+        self.policy = SafetyPolicy()
+        self.ai_runs = AiRuns(policy=self.policy)
         self._tasks: list[asyncio.Task[None]] = []
         # What the parts share: the store while started, the clock, the task spawner,
         # the active runs and the update feed.
@@ -143,11 +152,14 @@ class Engine:
         self.approvals: dict[str, ApprovalRecord] = approvals.records
         marks = self._marks = Marks(db, time)
         recorder = StepRecorder(db, time)
-        asking = Asking(recorder, db, time, effects, approvals)
+        asking = Asking(recorder, db, time, effects, approvals, self.policy)
+        freshness = Freshness(recorder, time, asking, approvals, self.policy)
         runner = Runner(
             time,
             Conditions(recorder, effects, time),
-            ActionSteps(recorder, db, time, effects, due, marks, self.ai_runs, self.stats),
+            ActionSteps(
+                recorder, db, time, effects, due, marks, self.ai_runs, self.stats, freshness
+            ),
             asking,
             AiSteps(recorder, asking, ai, approvals, catalog, time),
             ForEachSteps(recorder, effects),
@@ -231,6 +243,53 @@ class Engine:
         self._runs.clear()
         self.approvals.clear()
         self._due.clear()
+
+    # ── the site's pause and backups ───────────────────────────────────
+
+    @property
+    def paused(self) -> bool:
+        """Whether the site is paused (see :mod:`.pause`)."""
+        return self._driver.pause.paused
+
+    @property
+    def not_run(self) -> int:
+        """Triggers that matched a workflow and started nothing since the pause began."""
+        return self._driver.pause.not_run
+
+    def pause(self) -> None:
+        """Pause every workflow: nothing starts (each refused start is counted), and
+        runs that would go on stay waiting until :meth:`resume`. May be called before
+        :meth:`start`, so the runs a restart resumes are held too."""
+        pause = self._driver.pause
+        if pause.paused:
+            return
+        pause.paused = True
+        self._updates.emit(EngineUpdate("site_paused", "", None, {"paused": True}))
+
+    def resume(self) -> None:
+        """End the pause: the runs held meanwhile go on (new starts were not kept)."""
+        pause = self._driver.pause
+        if not pause.paused:
+            return
+        held = pause.release()
+        self._updates.emit(EngineUpdate("site_paused", "", None, {"paused": False}))
+        for run in held:
+            if self._runs.get(run.run_id) is run:
+                self._driver.spawn(run)
+
+    async def hold_writes(self) -> None:
+        """Write what is pending, fold the WAL into the database file and keep it still
+        until :meth:`release_writes` (a backup copies it meanwhile). Runs go on; what
+        they write waits in memory, and a :meth:`dispatch` returns after the release."""
+        if not self._db.started:
+            return
+        self._counters.flush()
+        await self.store.hold()
+
+    def release_writes(self) -> None:
+        """Let the writes :meth:`hold_writes` kept waiting go to the file."""
+        if self._db.current is not None:
+            self._db.current.release()
 
     async def idle(self) -> None:
         """Wait until no run is executing and everything is written (tests,
@@ -381,14 +440,27 @@ class Engine:
         finally:
             admission.decided = None
 
-    def run_now(self, workflow_id: str, user: str | None = None) -> tuple[str, ...]:
-        """A "Run now" button press for a button-triggered workflow."""
+    def run_now(
+        self,
+        workflow_id: str,
+        user: str | None = None,
+        *,
+        chain: tuple[str, ...] = (),
+        ai_derived: bool = False,
+        ai_origin: str | None = None,
+    ) -> tuple[str, ...]:
+        """A "Run now" button press for a button-triggered workflow; ``chain``,
+        ``ai_derived`` and ``ai_origin`` as for :meth:`start_now` (an automation that a
+        run set off may press it)."""
         event = NvrEvent(
             kind="button",
             source="button",
             time=self.clock.now(),
             type=workflow_id,
             payload={"user": user} if user else {},
+            chain=chain,
+            ai_derived=ai_derived,
+            ai_origin=ai_origin if ai_derived else None,
         )
         return self.submit(event)
 
@@ -402,6 +474,7 @@ class Engine:
         chain: tuple[str, ...] = (),
         ai_derived: bool = False,
         supplied_by: str | None = None,
+        ai_origin: str | None = None,
     ) -> Started:
         """Start a run of one named workflow now (the run_workflow action).
 
@@ -414,7 +487,8 @@ class Engine:
         starts itself stops at the depth limit; a run it starts is AI-derived when
         ``ai_derived`` says so or any run of the chain carried AI output (see
         :mod:`.taint`); ``supplied_by`` names the person whose variables filled the
-        event (``NvrEvent.supplied_by``). Raises :class:`UnknownWorkflowError`."""
+        event (``NvrEvent.supplied_by``); ``ai_origin`` says how the host found the AI
+        mark (``NvrEvent.ai_origin``). Raises :class:`UnknownWorkflowError`."""
         entry = self._catalog.entries.get(workflow_id)
         if entry is None:
             raise UnknownWorkflowError(f"no workflow {workflow_id!r}")
@@ -428,6 +502,7 @@ class Engine:
             chain=chain,
             ai_derived=ai_derived,
             supplied_by=supplied_by,
+            ai_origin=ai_origin,
         )
         self.stats.events += 1
         return self._admission.start_now(workflow_id, event)
@@ -581,12 +656,19 @@ class Engine:
 
     async def prune(self, older_than_days: float | None = None) -> int:
         """Delete ended runs (and their steps, tool calls and approvals) that
-        started more than ``older_than_days`` (default: the retention) ago.
-        Marks are kept: they are the AI steps' accuracy record. Returns the
-        number of runs removed."""
+        started more than ``older_than_days`` (default: the retention) ago; then
+        the marks older than :attr:`marks_days` and the versions older than
+        :attr:`versions_days` that nothing uses (when they are set: marks are the
+        AI steps' accuracy record and outlive the runs). Returns the number of
+        runs removed."""
         days = self.retention_days if older_than_days is None else older_than_days
-        cutoff = self.now_ts() - days * 86400.0
-        return await prune_before(self._db, cutoff)
+        now = self.now_ts()
+        removed = await prune_before(self._db, now - days * 86400.0)
+        if self.marks_days is not None:
+            self._marks.forget(await prune_marks(self._db, now - self.marks_days * 86400.0))
+        if self.versions_days is not None:
+            await prune_versions(self._db, now - self.versions_days * 86400.0)
+        return removed
 
 
 def _settle_barrier(barrier: asyncio.Future[None], flushed: asyncio.Future[Any]) -> None:

@@ -41,6 +41,13 @@ _NOT_NAME: Final = re.compile(r"[^0-9a-z]+")
 
 _EMPTY: Final[Mapping[str, Any]] = MappingProxyType({})
 
+#: How a host found that a start by name carries AI output (``NvrEvent.ai_origin``):
+#: ``lineage``: what started it descends from AI output (an automation set off by a
+#: run's AI-derived effect, through any helpers between); ``untraced``: an automation
+#: whose start nothing records (a time trigger) started a workflow that moves things,
+#: which an admin did not mark as started only by trusted triggers.
+AI_ORIGINS: Final = frozenset({"lineage", "untraced"})
+
 
 def zone_key(name: str) -> str:
     """The form a zone name is matched in: lower case, every run of other characters one
@@ -81,6 +88,10 @@ class NvrEvent:
     who is not an admin started the workflow by name with variables. Those values are
     theirs, not the world's, so the run moves nothing without a person's reply in it,
     as for AI output.
+
+    ``ai_origin`` says, for the trace, how a start by name came to be marked when the
+    host found the mark (:data:`AI_ORIGINS`); None when the engine's own record of the
+    event and its chain marked it.
     """
 
     kind: str
@@ -101,6 +112,7 @@ class NvrEvent:
     payload: Mapping[str, Any] = field(default=_EMPTY)
     ai_derived: bool = False
     supplied_by: str | None = None
+    ai_origin: str | None = None
 
     def __post_init__(self) -> None:
         if self.time.tzinfo is None:
@@ -144,6 +156,8 @@ class NvrEvent:
             out["ai_derived"] = True
         if self.supplied_by is not None:
             out["supplied_by"] = self.supplied_by
+        if self.ai_origin is not None:
+            out["ai_origin"] = self.ai_origin
         return out
 
     @classmethod
@@ -168,6 +182,7 @@ class NvrEvent:
             payload=MappingProxyType(dict(data.get("payload", {}))),
             ai_derived=data.get("ai_derived") is True,
             supplied_by=_text_or_none(data.get("supplied_by")),
+            ai_origin=_text_or_none(data.get("ai_origin")),
         )
 
 

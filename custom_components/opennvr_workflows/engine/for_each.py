@@ -39,14 +39,15 @@ class ForEachSteps:
         values: dict[str, Any],
         lineage: Lineage,
         walk: Walk,
-    ) -> None:
+    ) -> Lineage:
         """Walk the step's branch once per item (through ``walk``, the runner's path
-        walk), collecting a line per item."""
+        walk), collecting a line per item; returns the lineage of the steps after it."""
+        after = lineage.defining(frozenset({step.collect}), ai=True) if step.collect else lineage
         rec = run.steps.get(path)
         if rec is not None and rec.status in SETTLED:
             if step.collect and rec.result is not None:
                 values[step.collect] = rec.result.get("collected", "")
-            return
+            return after
         if rec is not None and rec.result is not None and "items" in rec.result:
             items = list(rec.result["items"])
         else:
@@ -59,25 +60,31 @@ class ForEachSteps:
                 raise ProviderLost(path, str(err) or "the items cannot be read") from err
             self._recorder.record(run, path, "for_each", "running", result={"items": items})
         lines: list[str] = []
+        body = _body_lineage(step, path, lineage)
         for j, item in enumerate(items):
+            # Every value defined before the loop stays (the validator's names), and the
+            # item defines what the validator says it does: a value is never missing in
+            # the loop where the file was checked to have one.
             scope = dict(values)
-            scope.pop("reason", None)
             scope[step.as_name] = item if not isinstance(item, Mapping) else _label(item)
             if isinstance(step.items, model.ForEachCameras):
                 scope["camera"] = item
-            elif isinstance(item, Mapping):
-                scope["camera"] = item.get("camera", scope.get("camera"))
-                scope["event_type"] = item.get("event_type")
-            await walk(run, step.steps, f"{path}.{j}", scope, lineage)
+            elif isinstance(step.items, model.ForEachEvents):
+                event = item if isinstance(item, Mapping) else {}
+                scope["camera"] = event.get("camera")
+                scope["event_type"] = event.get("event_type")
+                scope["event_id"] = event.get("event_id", event.get("id"))
+            await walk(run, step.steps, f"{path}.{j}", scope, body)
             if step.collect:
                 label = scope[step.as_name]
-                reason = scope.get("reason")
+                reason = _last_reason(run, f"{path}.{j}.")
                 lines.append(f"{label}: {reason}" if reason else str(label))
         result: dict[str, Any] = {"items": items}
         if step.collect:
             result["collected"] = "\n".join(lines)
             values[step.collect] = result["collected"]
         self._recorder.record(run, path, "for_each", "done", outcome="done", result=result)
+        return after
 
     async def _items(self, step: model.ForEachStep) -> list[Any]:
         match step.items:
@@ -91,6 +98,31 @@ class ForEachSteps:
                 events = await self._effects.recent_events(cameras, within_s)
                 return [json.loads(json.dumps(dict(ev), default=str)) for ev in events]
         return []
+
+
+def _body_lineage(step: model.ForEachStep, path: str, lineage: Lineage) -> Lineage:
+    """The lineage of the loop's steps: the item replaces values of its names; over
+    events, the events (AI-raised alerts among them) decide that the steps run at all."""
+    names = {step.as_name}
+    if isinstance(step.items, model.ForEachCameras):
+        names.add("camera")
+    elif isinstance(step.items, model.ForEachEvents):
+        return lineage.by_items(path, frozenset({*names, "camera", "event_type", "event_id"}))
+    return lineage.defining(frozenset(names), ai=False)
+
+
+def _last_reason(run: ActiveRun, prefix: str) -> str | None:
+    """The reason of the last AI step that decided in one item's steps (``prefix``)."""
+    decided = [
+        rec
+        for rec in run.steps.values()
+        if rec.kind == "ai" and rec.path.startswith(prefix) and rec.result is not None
+    ]
+    if not decided:
+        return None
+    reason = max(decided, key=lambda rec: rec.seq).result or {}
+    found = reason.get("reason")
+    return str(found) if found else None
 
 
 def _label(item: Mapping[str, Any]) -> str:

@@ -98,6 +98,10 @@ class WorkflowLimiter:
     def ai_remaining(self, now: float) -> int:
         return max(0, self.settings.ai_per_hour - _count(self._ai_calls, now))
 
+    def ai_calls(self, now: float) -> int:
+        """Model calls drawn in the hour before ``now``."""
+        return _count(self._ai_calls, now)
+
     def restore(self, starts: list[tuple[str, float]], ai_calls: list[float]) -> None:
         """Rebuild from the database: ``starts`` are (key, epoch) of the last
         hour's runs, oldest first; ``ai_calls`` the last hour's model calls."""

@@ -111,10 +111,41 @@ class ActionRequest:
 
 
 @dataclass(frozen=True, slots=True)
+class PlannedAction:
+    """One action that moves things, as it would run now: written on a question so the
+    person sees what a reply does. ``kind`` is the action's name in the workflow
+    (``home_assistant``, ``app_action``, ``site_mode``, or a ``webhook`` the site marked
+    as moving); ``action`` what it does (``lock.unlock``, ``gate_controller.open``,
+    ``disarmed``, the destination's name); ``target`` and ``data`` its target and data
+    with the run's values filled in. ``maybe``: it stands behind a condition or in a loop
+    on the reply's path, so it may not run (or may run more than once)."""
+
+    kind: str
+    action: str
+    target: JsonMap = field(default=_EMPTY)
+    data: JsonMap = field(default=_EMPTY)
+    maybe: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyPlan:
+    """What one outcome of a question does: a reply, or ``no_answer`` (the question
+    timed out with no default). No actions: it moves nothing."""
+
+    reply: str
+    actions: tuple[PlannedAction, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class ApprovalRequest:
     """A question for a person. The answer comes back through
     ``Engine.answer_approval(approval_id, reply, user)``; if none comes by
-    ``expires_at`` the engine takes ``default`` (None means "no answer")."""
+    ``expires_at`` the engine takes ``default`` (None means "no answer").
+
+    ``plans``: for a question one of whose outcomes leads to an action that moves
+    things, what each outcome will do (:mod:`.reply_plans`), to be shown before the
+    ``message`` (whose AI text is bounded in length); empty when no outcome moves
+    anything."""
 
     approval_id: str
     who: tuple[str, ...]
@@ -124,6 +155,7 @@ class ApprovalRequest:
     default: str | None
     camera_id: str | None = None
     seen_again: int = 0
+    plans: tuple[ReplyPlan, ...] = ()
 
 
 @runtime_checkable

@@ -39,6 +39,50 @@ def dumps(value: Any) -> str | None:
     return None if value is None else _ENCODE(value)
 
 
+def ai_columns(ai: AiResult | None, state: dict[str, Any] | None) -> tuple[Any, ...]:
+    """The AI columns of a ``workflow_run_steps`` row (from ``fields`` to ``state``): the
+    decision's when ``ai`` is given, else empty but for the suspended state."""
+    if ai is None:
+        return (None, None, None, None, None, None, None, None, None, dumps(state))
+    return (
+        dumps(dict(ai.fields)),
+        ai.reason,
+        ai.confidence,
+        ai.confidence_source,
+        ai.self_reported,
+        ai.unsure_reason,
+        ai.rule,
+        ai.model,
+        dumps(dict(ai.usage)),
+        dumps(state),
+    )
+
+
+def trace_params(
+    run_id: str, path: str, workflow_id: str, rows: Sequence[JsonMap]
+) -> list[tuple[Any, ...]]:
+    """``workflow_tool_calls`` rows (:data:`TRACE_SQL`) for an AI step's trace."""
+    return [
+        (
+            str(r.get("id")),
+            run_id,
+            path,
+            workflow_id,
+            str(r.get("kind", "tool")),
+            str(r.get("name", "")),
+            dumps(r.get("args_asked")),
+            str(r.get("result", "")),
+            str(r.get("status", "ok")),
+            r.get("mode"),
+            float(r.get("started_at") or 0.0),
+            int(r.get("ms") or 0),
+            r.get("tokens_in"),
+            r.get("tokens_out"),
+        )
+        for r in rows
+    ]
+
+
 def run_context(
     run: ActiveRun, path: str, *, ai_derived: bool | None = None, needs_person: bool = False
 ) -> RunContext:
@@ -115,22 +159,7 @@ class StepRecorder:
             rec.ended_at,
             ms,
         )
-        if ai is not None:
-            params += (
-                dumps(dict(ai.fields)),
-                ai.reason,
-                ai.confidence,
-                ai.confidence_source,
-                ai.self_reported,
-                ai.unsure_reason,
-                ai.rule,
-                ai.model,
-                dumps(dict(ai.usage)),
-                dumps(state),
-            )
-        else:
-            params += (None, None, None, None, None, None, None, None, None, dumps(state))
-        self._db.store.execute_nowait(STEP_SQL, params)
+        self._db.store.execute_nowait(STEP_SQL, params + ai_columns(ai, state))
         if ai is not None and status == "done":
             index_decision(self._db.store, run.run_id, path)  # the history search's index
         return rec
@@ -139,25 +168,7 @@ class StepRecorder:
         """Queue an AI step's tool calls (the trace its result carries)."""
         if not rows:
             return
-        params = [
-            (
-                str(r.get("id")),
-                run.run_id,
-                path,
-                run.workflow_id,
-                str(r.get("kind", "tool")),
-                str(r.get("name", "")),
-                dumps(r.get("args_asked")),
-                str(r.get("result", "")),
-                str(r.get("status", "ok")),
-                r.get("mode"),
-                float(r.get("started_at") or 0.0),
-                int(r.get("ms") or 0),
-                r.get("tokens_in"),
-                r.get("tokens_out"),
-            )
-            for r in rows
-        ]
+        params = trace_params(run.run_id, path, run.workflow_id, rows)
 
         def write(conn: sqlite3.Connection) -> None:
             conn.executemany(TRACE_SQL, params)

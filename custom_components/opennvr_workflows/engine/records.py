@@ -142,7 +142,8 @@ class WorkflowStatus:
 class EngineUpdate:
     """Something changed that a host may show: ``kind`` is run_started,
     run_waiting, run_ended, seen_again, approval_opened, approval_closed,
-    workflow_state or run_marked."""
+    workflow_state, run_marked, or site_paused (``workflow_id`` empty: the whole
+    site was paused or resumed, ``detail["paused"]`` says which)."""
 
     kind: str
     workflow_id: str

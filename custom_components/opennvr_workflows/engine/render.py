@@ -1,8 +1,10 @@
 """Fill ``{placeholders}`` in a step's text and data from the run's values.
 
-A placeholder the run does not define stays as written (``{who}``), so a
-message is never silently blanked; the validator already refuses
-placeholders that no trigger or earlier step defines.
+What a placeholder is, and that ``{{`` and ``}}`` are literal braces, is decided
+by the tokenizer the validator reads texts with (:mod:`..workflow.template`), so
+a value fills exactly the places the validator checked. A placeholder the run does
+not define stays as written (``{who}``), so a message is never silently blanked;
+the validator already refuses placeholders that no trigger or earlier step defines.
 
 Where the text is shown as markdown (Home Assistant's notifications), the values are
 escaped and the workflow's own text is not (:func:`render_markdown`): an event's title, a
@@ -17,7 +19,8 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-_PLACEHOLDER: Final = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+from ..workflow.template import fill
+
 #: Every character that starts or ends markdown or HTML syntax in Home Assistant's
 #: renderer (CommonMark with GitHub's extensions: links, images, emphasis, code, headings,
 #: lists, tables, strikethrough, entities, HTML and autolinks, ``www.`` and ``https:``
@@ -35,18 +38,15 @@ def escape_markdown(value: str) -> str:
 def render(text: str, values: Mapping[str, Any], escape: Callable[[str], str] | None = None) -> str:
     """``text`` with every defined ``{name}`` replaced by its value as text (passed
     through ``escape`` when given; the text around it never is)."""
-    if "{" not in text:
-        return text
 
-    def sub(match: re.Match[str]) -> str:
-        name = match.group(1)
+    def value(name: str) -> str | None:
         if name not in values:
-            return match.group(0)
-        value = values[name]
-        shown = "" if value is None else str(value)
+            return None
+        found = values[name]
+        shown = "" if found is None else str(found)
         return escape(shown) if escape is not None else shown
 
-    return _PLACEHOLDER.sub(sub, text)
+    return fill(text, value)
 
 
 def render_markdown(text: str, values: Mapping[str, Any]) -> str:

@@ -1,8 +1,11 @@
 """Retention: ended runs older than the retention period are deleted, in chunks.
 
 Chunks keep each transaction short, so pruning a large backlog never holds the
-writer long enough to stall the runs being recorded. Marks are not pruned:
-they are the AI steps' accuracy record, which must outlive the runs.
+writer long enough to stall the runs being recorded. Marks outlive the runs (they
+are the AI steps' accuracy record) but not forever: a host may give them their own,
+longer period (:func:`prune_marks`). Workflow versions are kept while a workflow
+runs them or a kept run used them; older ones go after their own period
+(:func:`prune_versions`), so a rollback reaches back that far.
 """
 
 from __future__ import annotations
@@ -30,6 +33,41 @@ async def prune_before(db: StoreSlot, cutoff: float) -> int:
         removed += count
         if count < PRUNE_CHUNK:
             return removed
+
+
+async def prune_marks(db: StoreSlot, cutoff: float) -> list[str]:
+    """Delete people's marks made before ``cutoff``; returns the runs whose mark went (the
+    caller takes them out of the accuracy it keeps in memory)."""
+
+    def prune(conn: sqlite3.Connection) -> list[str]:
+        ids = [
+            r[0]
+            for r in conn.execute(
+                "SELECT run_id FROM workflow_marks WHERE at < ?", (cutoff,)
+            ).fetchall()
+        ]
+        conn.execute("DELETE FROM workflow_marks WHERE at < ?", (cutoff,))
+        return ids
+
+    removed: list[str] = await db.store.submit(prune)
+    return removed
+
+
+async def prune_versions(db: StoreSlot, cutoff: float) -> int:
+    """Delete workflow versions recorded before ``cutoff`` that no workflow runs now and
+    no kept run used; returns how many went."""
+
+    def prune(conn: sqlite3.Connection) -> int:
+        return conn.execute(
+            "DELETE FROM workflow_versions WHERE created_at < ? "
+            "AND (workflow_id, version) NOT IN (SELECT id, version FROM workflows) "
+            "AND (workflow_id, version) NOT IN "
+            "(SELECT DISTINCT workflow_id, version FROM workflow_runs)",
+            (cutoff,),
+        ).rowcount
+
+    removed: int = await db.store.submit(prune)
+    return removed
 
 
 async def prune_every(

@@ -29,9 +29,13 @@ This module is the path walk; each kind of step has its executor module
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from contextlib import suppress
 from typing import Any
 
 from ..workflow import model
+from ..workflow.checks.taint import condition_reads
+from ..workflow.template import placeholders_in
+from ..workflow.vocabulary import COMMON_PLACEHOLDERS
 from .actions import ActionSteps
 from .ai_step import AiSteps
 from .asking import Asking
@@ -39,8 +43,8 @@ from .conditions import Conditions
 from .for_each import ForEachSteps
 from .ports import Clock
 from .records import ActiveRun
-from .steps import Lineage, ProviderLost, event_values
-from .taint import ai_names
+from .steps import Declined, Lineage, ProviderLost, trigger_values
+from .taint import AI_STEP_NAMES, ai_names
 
 
 class Runner:
@@ -68,13 +72,19 @@ class Runner:
         wf = run.workflow
         if run.ai_names is None:
             run.ai_names = ai_names(wf)
-        values = event_values(run.event)
+        values = trigger_values(wf, run.event)
         ok = True
         if wf.conditions:
             ok = await self._conditions.gate(run, "if", wf.conditions, values)
         if ok:
-            await self._walk(run, wf.then, "then", values, Lineage())
-            await self._walk(run, wf.always, "always", values, Lineage())
+            with suppress(Declined):  # a person declined, asked again: the path ends there
+                await self._walk(run, wf.then, "then", values, trigger_lineage(run, values))
+            # ``always`` has its own scope, the trigger's values only, as the validator
+            # checks it: whatever path ``then`` took (an AI step that redefined
+            # {reason}, a collect), none of it reaches ``always``.
+            fresh = trigger_values(wf, run.event)
+            with suppress(Declined):
+                await self._walk(run, wf.always, "always", fresh, trigger_lineage(run, fresh))
         run.status = "done"
 
     async def _walk(
@@ -91,6 +101,8 @@ class Runner:
             paths: Mapping[str, tuple[model.Step, ...]] | None = getattr(step, "paths", None)
             if paths is not None and outcome is not None and outcome in paths:
                 await self._walk(run, paths[outcome], f"{path}.{outcome}", values, branch)
+            elif isinstance(step, model.ForEachStep):
+                lineage = branch  # what it collected holds for the steps after it
 
     async def _step(
         self,
@@ -108,19 +120,40 @@ class Runner:
                 return "done", lineage
             case model.IfStep(conditions=conditions):
                 ok = await self._conditions.gate(run, path, conditions, values)
-                return ("true" if ok else "false"), lineage.by_rule()
+                reads = frozenset().union(*(condition_reads(c) for c in conditions))
+                return ("true" if ok else "false"), lineage.by_rule(reads, path)
             case model.AIStep():
                 outcome, decider = await self._ai.run(run, step, path, values)
-                return outcome, lineage.by_ai(decider, path)
+                return outcome, lineage.by_ai(decider, path, ai_defines(step, outcome))
             case model.AskPersonStep():
-                outcome = await self._asking.ask(run, step, path, values)
-                return outcome, lineage.by_person(path, _answered(run, path))
+                outcome = await self._asking.ask(run, step, path, values, lineage)
+                shown = frozenset(placeholders_in(step.message)[0])
+                return outcome, lineage.by_person(path, _answered(run, path), shown)
             case model.ForEachStep():
-                await self._for_each.run(run, step, path, values, lineage, self._walk)
-                return "done", lineage
+                after = await self._for_each.run(run, step, path, values, lineage, self._walk)
+                return "done", after
             case model.CallStep():
                 raise ProviderLost(path, "call steps are not available in this integration yet")
         raise ProviderLost(path, f"unknown step {type(step).__name__}")
+
+
+def trigger_lineage(run: ActiveRun, values: Mapping[str, Any]) -> Lineage:
+    """Where every path starts: in a run an AI-derived event started, every value the
+    trigger defines is AI output (as the validator taints a trigger that may match one)."""
+    if not run.ai_derived:
+        return Lineage()
+    return Lineage(tainted=frozenset(values) - COMMON_PLACEHOLDERS)
+
+
+def ai_defines(step: model.AIStep, outcome: str) -> frozenset[str]:
+    """What an AI step defines on the path of ``outcome`` (its fields, except on
+    ``unsure``), all of it AI output."""
+    names = set(AI_STEP_NAMES)
+    if step.reason_as:
+        names.add(step.reason_as)
+    if outcome != "unsure":
+        names |= set(step.fields)
+    return frozenset(names)
 
 
 def _answered(run: ActiveRun, path: str) -> bool:

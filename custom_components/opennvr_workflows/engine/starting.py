@@ -54,6 +54,7 @@ def trigger_event(
     chain: tuple[str, ...] = (),
     ai_derived: bool = False,
     supplied_by: str | None = None,
+    ai_origin: str | None = None,
 ) -> NvrEvent:
     """The event ``trigger`` would have produced, filled from ``variables``.
 
@@ -63,7 +64,8 @@ def trigger_event(
     other plain value is a placeholder of the run. ``message`` and ``user`` are the
     message and its sender (a message workflow's ``{message}`` and ``{user}``): ``{user}``
     is always the caller, a ``user`` variable is dropped. ``supplied_by`` marks the values
-    as a person's own (``NvrEvent.supplied_by``)."""
+    as a person's own (``NvrEvent.supplied_by``); ``ai_origin`` says how the host found an
+    AI mark (``NvrEvent.ai_origin``)."""
     values = dict(variables or {})
     payload = {
         str(k): v
@@ -111,6 +113,7 @@ def trigger_event(
         payload=MappingProxyType(payload),
         ai_derived=ai_derived,
         supplied_by=supplied_by,
+        ai_origin=ai_origin if ai_derived else None,
     )
 
 

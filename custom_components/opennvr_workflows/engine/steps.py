@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
+from ..workflow import model
+from ..workflow.vocabulary import trigger_placeholders
 from .events import NvrEvent
 
 Decider = tuple[Literal["world", "ai", "person", "rule"], str | None]
@@ -28,29 +30,50 @@ class Lineage:
     """How the path a step stands on was chosen.
 
     ``decider`` chose the innermost branch. ``ai`` is the path of the AI step that
-    chose a branch above, with no person's answer since; ``person`` the path of the
-    Ask a person step whose answer (a person's reply, not a timeout) chose a branch
-    above, with no AI decision since."""
+    chose a branch above, with no person's answer since (or of the ``if`` on AI output,
+    or the for_each over events, that did: they choose as the AI would); ``person`` the
+    path of the Ask a person step whose answer (a person's reply, not a timeout) chose a
+    branch above, with no AI decision since. ``tainted`` names the values that are AI
+    output on this path and that no person approved as shown (the validator's taint,
+    kept at run time: see :mod:`..workflow.checks.taint`)."""
 
     decider: Decider = WORLD
     ai: str | None = None
     person: str | None = None
     #: The accuracy key of the AI step ``ai`` names (its marks decide the severity cap).
     ai_key: str | None = None
+    tainted: frozenset[str] = frozenset()
 
-    def by_rule(self) -> Lineage:
-        """An ``if`` chose the branch: it clears nothing and taints nothing."""
-        return Lineage(RULE, self.ai, self.person, self.ai_key)
+    def by_rule(self, reads: frozenset[str] = frozenset(), path: str | None = None) -> Lineage:
+        """An ``if`` at ``path`` chose the branch. A plain one (it reads no AI output)
+        clears nothing and taints nothing; one that reads AI output chooses as the AI
+        would, with no marks of its own, until a person answers."""
+        if path is not None and reads & self.tainted:
+            return Lineage(("ai", None), path, None, None, self.tainted)
+        return Lineage(RULE, self.ai, self.person, self.ai_key, self.tainted)
 
-    def by_ai(self, decider: Decider, path: str) -> Lineage:
-        """An AI step chose the branch: only a later person's answer clears it."""
-        return Lineage(decider, path, None, decider[1])
+    def by_ai(self, decider: Decider, path: str, defined: frozenset[str] = frozenset()) -> Lineage:
+        """An AI step chose the branch, and ``defined`` its values there: only a later
+        person's answer clears it."""
+        return Lineage(decider, path, None, decider[1], self.tainted | defined)
 
-    def by_person(self, path: str, answered: bool) -> Lineage:
-        """An Ask a person step's outcome chose the branch; only an answer clears."""
+    def by_items(self, path: str, defined: frozenset[str]) -> Lineage:
+        """A for_each over events runs its steps: the events (among them alerts workflows
+        raised from AI decisions) decide whether they run, as an ``if`` on them would."""
+        return Lineage(("ai", None), path, None, None, self.tainted | defined)
+
+    def by_person(self, path: str, answered: bool, shown: frozenset[str] = frozenset()) -> Lineage:
+        """An Ask a person step's outcome chose the branch; only an answer clears, and it
+        approves the values its question showed."""
         if answered:
-            return Lineage(PERSON, None, path)
-        return Lineage(PERSON, self.ai, self.person, self.ai_key)
+            return Lineage(PERSON, None, path, None, self.tainted - shown)
+        return Lineage(PERSON, self.ai, self.person, self.ai_key, self.tainted)
+
+    def defining(self, names: frozenset[str], ai: bool) -> Lineage:
+        """The same path once ``names`` are defined: AI output (``ai``), or values of
+        another provenance that replace any AI output of those names."""
+        tainted = self.tainted | names if ai else self.tainted - names
+        return Lineage(self.decider, self.ai, self.person, self.ai_key, tainted)
 
 
 class Waiting(Exception):
@@ -66,10 +89,34 @@ class ProviderLost(Exception):
         self.reason = reason
 
 
+class Declined(Exception):
+    """A person declined, asked again, an action their earlier answer no longer cleared
+    (:mod:`.freshness`): the path ends at that action. A person's choice, not a fault."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
 class Refused(ProviderLost):
     """The engine refused a step (an actuator AI output could reach, a site list,
     camera role or entity that does not exist): the run stops with the reason and
     the workflow needs attention, as when a provider is lost."""
+
+
+def trigger_values(workflow: model.Workflow, event: NvrEvent) -> dict[str, Any]:
+    """What every path of a run starts with: each name the validator says the trigger
+    defines (:func:`~..workflow.vocabulary.trigger_placeholders`, so never a placeholder
+    it accepted and the run leaves unfilled), None where the event has no value for it
+    (a condition on it then fails closed), plus the workflow's name and the event's
+    date."""
+    values = event_values(event)
+    for name in trigger_placeholders(workflow.when):
+        values.setdefault(name, None)
+    values["workflow"] = workflow.name
+    values["date"] = event.time.date().isoformat()
+    return values
 
 
 def event_values(event: NvrEvent) -> dict[str, Any]:

@@ -28,6 +28,12 @@ it starts over after a burst; and after :data:`IDLE_CHECKPOINT_S` without
 work the writer truncates the WAL to nothing. Reads run inside the writer's
 short transactions, so no read transaction outlives a batch and pins the WAL.
 
+Backups. :meth:`Store.hold` folds the WAL into the database and then keeps the writer
+(and the checkpointer) still until :meth:`Store.release`: while it holds, the database
+file is complete on its own and does not change, so a copy taken meanwhile (Home
+Assistant's backup) is the state of one commit. Writes queue up in memory and are
+committed, in order, once the hold ends; a caller awaiting a commit waits with them.
+
 The file is opened in WAL mode, and the engine holds an advisory lock on
 ``<file>.lock``: the engine is the file's only writer, and a second process
 that tries to open it gets :class:`StoreLockedError` at once instead of two
@@ -69,11 +75,25 @@ WAL_AUTOCHECKPOINT_PAGES: Final = 500
 JOURNAL_SIZE_LIMIT_BYTES: Final = 4 * 1024 * 1024
 #: Seconds without work after which the writer truncates the WAL to nothing.
 IDLE_CHECKPOINT_S: Final = 1.0
+#: The longest a hold (:meth:`Store.hold`) keeps the writer still when nobody releases it.
+HOLD_MAX_S: Final = 1800.0
 
 Op = Callable[[sqlite3.Connection], Any]
 #: An operation, the future that waits on it, and whether its commit must be synced.
 _Item = tuple[Op, "asyncio.Future[Any] | None", bool]
 _STOP: Final = object()
+
+
+class _Hold:
+    """A request, queued like a write, to keep the writer still between two batches."""
+
+    __slots__ = ("held", "max_s", "release")
+
+    def __init__(self, held: asyncio.Future[None], max_s: float) -> None:
+        #: Resolved (on the loop) once the WAL is folded in and the writer waits.
+        self.held = held
+        self.max_s = max_s
+        self.release = threading.Event()
 
 
 def _classify(path: Path, err: sqlite3.Error) -> StoreError:
@@ -126,6 +146,7 @@ class Store:
         #: whether what it rests on is already on disk.
         self.queued = 0
         self.settled = 0
+        self._hold: _Hold | None = None
 
     # ── lifecycle ──────────────────────────────────────────────────────
 
@@ -183,6 +204,7 @@ class Store:
         if self._closed:
             return
         self._closed = True
+        self.release()  # a hold never outlives the file
         self._queue.put(_STOP)
         thread = self._thread
         if thread is not None:
@@ -217,6 +239,32 @@ class Store:
         fut: asyncio.Future[Any] = self._loop.create_future()
         self._put(_noop, fut, durable=durable and self.sync_durable)
         return fut
+
+    async def hold(self, *, max_s: float = HOLD_MAX_S) -> None:
+        """Commit what is queued, fold the WAL into the database, then keep every
+        write waiting until :meth:`release` (or ``max_s`` seconds, with a warning): a
+        copy of the file taken meanwhile is consistent on its own. Returns once the
+        writer waits. Holding again while held is a no-op."""
+        if self._hold is not None and not self._hold.release.is_set():
+            await asyncio.shield(self._hold.held)
+            return
+        if self._closed:
+            raise StoreError(self.path, "the database is closed")
+        hold = self._hold = _Hold(self._loop.create_future(), max_s)
+        self._queue.put(hold)
+        await asyncio.shield(hold.held)
+
+    def release(self) -> None:
+        """Let the writer go on after :meth:`hold` (a no-op when nothing holds it)."""
+        hold, self._hold = self._hold, None
+        if hold is not None:
+            hold.release.set()
+            _resolve(hold.held)  # a hold asked for just before a close waits no more
+
+    @property
+    def holding(self) -> bool:
+        """Whether a hold keeps the writer still (or is about to)."""
+        return self._hold is not None and not self._hold.release.is_set()
 
     def _put(self, op: Op, fut: asyncio.Future[Any] | None, *, durable: bool) -> None:
         if self._closed:
@@ -303,7 +351,11 @@ class Store:
                 continue
             if first is _STOP:
                 break
+            if isinstance(first, _Hold):
+                self._held(conn, first)
+                continue
             batch: list[_Item] = [first]
+            hold: _Hold | None = None
             while len(batch) < MAX_BATCH:
                 try:
                     item = self._queue.get_nowait()
@@ -312,14 +364,42 @@ class Store:
                 if item is _STOP:
                     stopping = True
                     break
+                if isinstance(item, _Hold):
+                    hold = item  # after this batch: what was queued before it is in
+                    break
                 batch.append(item)
             self._run_batch(conn, batch)
+            if hold is not None:
+                self._held(conn, hold)
         self._stop_checkpointer()
         try:
             conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         except sqlite3.Error:
             _LOGGER.warning("%s: checkpoint on close failed", self.path, exc_info=True)
         conn.close()
+
+    def _held(self, conn: sqlite3.Connection, hold: _Hold) -> None:
+        """Fold the WAL into the database, tell the loop, and wait for the release.
+
+        The checkpoint lock is kept for the whole hold, so the checkpointer stays still
+        too: nothing writes to the database or its WAL until the release."""
+        with self._checkpoint_lock:
+            try:
+                row = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            except sqlite3.Error as err:
+                row = None
+                _LOGGER.warning("%s: checkpoint before the hold failed: %s", self.path, err)
+            if row is not None and row[0] == 0:
+                self._wal_dirty = False
+                self._unsynced = False
+            self._loop.call_soon_threadsafe(_resolve, hold.held)
+            if not hold.release.wait(hold.max_s):
+                _LOGGER.warning(
+                    "%s: held for %.0f s without a release; writing again (a copy of the "
+                    "file taken after this moment may not be consistent)",
+                    self.path,
+                    hold.max_s,
+                )
 
     def _checkpointer(self) -> None:
         """Copy the WAL into the database from a second connection.
@@ -477,6 +557,11 @@ class StoreSlot:
 
 def _noop(_: sqlite3.Connection) -> None:
     return None
+
+
+def _resolve(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
 
 
 def _settle(batch: list[_Item], results: list[tuple[bool, Any]], store: Store) -> None:

@@ -8,7 +8,8 @@ only the running engine can see it:
   answer since), when its text or data reads a value an AI step defined, or when its run
   is AI-derived. An alert raised so carries ``ai_derived`` back into the event hub, and
   the run that raised it is remembered by its correlation id;
-* a run is **AI-derived** when its trigger event is (``NvrEvent.ai_derived``), or when
+* a run is **AI-derived** when its trigger event is (``NvrEvent.ai_derived``, or an alert
+  of an app the site lists as running a model itself), or when
   any run in the event's chain (or the run named by its correlation id) emitted
   AI-derived effects or was AI-derived itself. That is how the mark survives a round
   trip the host does not label: an alert re-read from OpenNVR, a run started with
@@ -26,29 +27,30 @@ its run AI-derived.
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Final
 
 from ..workflow import model
+from ..workflow.template import placeholders_in
 from .events import NvrEvent
 from .per_object import PerObject
+from .policy import SafetyPolicy
 
 #: Correlation ids of runs remembered as AI-derived; older ones are forgotten first.
 REMEMBERED: Final = 16_384
-
-_PLACEHOLDER: Final = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 #: What every AI step defines, whatever its fields (see :func:`.ai_step.ai_values`).
 AI_STEP_NAMES: Final = frozenset({"decision", "reason", "confidence"})
 
 
 class AiRuns:
-    """The correlation ids of runs whose effects carried AI output (bounded, oldest out)."""
+    """The correlation ids of runs whose effects carried AI output (bounded, oldest out),
+    and the site's apps whose alerts are AI output (``policy.model_apps``)."""
 
-    def __init__(self, limit: int = REMEMBERED) -> None:
+    def __init__(self, limit: int = REMEMBERED, policy: SafetyPolicy | None = None) -> None:
         self._limit = limit
         self._ids: dict[str, None] = {}
+        self.policy = policy or SafetyPolicy()
 
     def add(self, correlation_id: str) -> None:
         if correlation_id in self._ids:
@@ -64,9 +66,12 @@ class AiRuns:
         return any(cid is not None and cid in self._ids for cid in correlation_ids)
 
     def event_is_derived(self, event: NvrEvent) -> bool:
-        """Whether a run started by ``event`` reads AI output as its trigger."""
+        """Whether a run started by ``event`` reads AI output as its trigger: an alert
+        of an app that runs a model is one, like an alert a workflow raised from an AI
+        decision."""
         return (
             event.ai_derived
+            or (event.kind == "alert" and event.app in self.policy.model_apps)
             or self.any_of(event.chain)
             or (event.correlation_id is not None and event.correlation_id in self._ids)
         )
@@ -127,7 +132,7 @@ _placeholders: Final = PerObject(_find_placeholders)
 
 def _collect(value: Any, found: set[str]) -> None:
     if isinstance(value, str):
-        found.update(_PLACEHOLDER.findall(value))
+        found.update(placeholders_in(value)[0])
     elif isinstance(value, Mapping):
         for k, v in value.items():
             _collect(k, found)

@@ -108,6 +108,21 @@ class Marks:
             acc[0] += int(right)
             acc[1] += 1
 
+    def forget(self, run_ids: list[str]) -> None:
+        """Take marks that retention deleted out of the tally."""
+        for run_id in run_ids:
+            previous = self._marks.pop(run_id, None)
+            if previous is None:
+                continue
+            for key in previous[1]:
+                acc = self._accuracy.get(key)
+                if acc is None:
+                    continue
+                acc[0] -= int(previous[0])
+                acc[1] -= 1
+                if acc[1] <= 0:
+                    del self._accuracy[key]
+
     async def mark_run(self, run_id: str, right: bool, user: str | None) -> dict[str, Accuracy]:
         def read(conn: sqlite3.Connection) -> tuple[str | None, list[str]]:
             row = conn.execute(

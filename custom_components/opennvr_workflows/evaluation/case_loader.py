@@ -35,6 +35,7 @@ from ..workflow.yaml_loader import Located, load_yaml
 from .case_model import (
     SUITES,
     Case,
+    CaseOrigin,
     DraftCase,
     Expectation,
     Fixtures,
@@ -210,6 +211,9 @@ class _Reader:
             ask_person=data.get("ask_person"),
             judge=data.get("judge"),
             xfail=data.get("xfail"),
+            variant_of=(data.get("variant") or {}).get("of"),
+            variant_kind=(data.get("variant") or {}).get("kind"),
+            origin=_origin(data["origin"]) if "origin" in data else None,
         )
 
     def picture(self, data: Mapping[str, Any], parts: tuple[PathPart, ...]) -> Picture:
@@ -375,6 +379,25 @@ class _Reader:
 def _resolves(data: Any, path: str) -> bool:
     """Whether the JSON path ``path`` (``$.then[0].ai.decision``) names a value in ``data``."""
     return value_at(data, path) is not MISSING
+
+
+def _origin(data: Mapping[str, Any]) -> CaseOrigin:
+    answered = data.get("answered") or {}
+    return CaseOrigin(
+        workflow=str(data["workflow"]),
+        step=str(data["step"]),
+        workflow_name=str(data.get("workflow_name") or ""),
+        step_hash=str(data.get("step_hash") or ""),
+        site=str(data.get("site") or ""),
+        run=str(data.get("run") or ""),
+        cameras=tuple(str(c) for c in data.get("cameras") or ()),
+        all_cameras=bool(data.get("all_cameras", False)),
+        marked=str(data.get("marked") or ""),
+        marked_at=str(data.get("marked_at") or ""),
+        model=str(data.get("model") or ""),
+        answered=MappingProxyType(dict(answered)),
+        note=str(data.get("note") or ""),
+    )
 
 
 def _event(data: Mapping[str, Any]) -> StoredEvent:

@@ -71,6 +71,28 @@ class Expectation:
 
 
 @dataclass(frozen=True)
+class CaseOrigin:
+    """Where a home's own case came from (``origin:`` in its file): the workflow and the
+    step (its place, ``then.0``, and its content hash then) whose run a person marked,
+    the site and the cameras the run touched (who may read the case), and what the model
+    answered. A shipped case has none."""
+
+    workflow: str
+    step: str
+    workflow_name: str = ""
+    step_hash: str = ""
+    site: str = ""
+    run: str = ""
+    cameras: tuple[str, ...] = ()
+    all_cameras: bool = False
+    marked: str = ""
+    marked_at: str = ""
+    model: str = ""
+    answered: Mapping[str, Any] = field(default_factory=_empty)
+    note: str = ""
+
+
+@dataclass(frozen=True)
 class StepCase:
     """A ``look`` or ``investigate`` case. ``step_label`` names the step for people
     (``gate_concierge[0]`` or ``inline``); ``values`` are the run's placeholder values (the
@@ -94,6 +116,11 @@ class StepCase:
     ask_person: str | None = None
     judge: str | None = None
     xfail: str | None = None
+    #: a shipped case as a camera delivers it: the case it was made from, and how
+    variant_of: str | None = None
+    variant_kind: str | None = None
+    #: a home's own case: the marked run it came from
+    origin: CaseOrigin | None = None
 
     @property
     def question(self) -> str:

@@ -22,8 +22,9 @@ from ..workflow.model import AIStep, InvestigateSpec
 from ..workflow.parse import parse_step
 from ..workflow.vocabulary import AI_TOOL_NAMES
 
-#: Problems a case settles itself: its ``event`` gives the values a trigger would.
-_CASE_DEFINES = frozenset({"WF-PLACEHOLDER-UNDEFINED"})
+#: Problems a case settles itself: its ``event`` gives the values a trigger would, and the
+#: camera a Look at a picture looks at (the loader checks the case has its pictures).
+_CASE_DEFINES = frozenset({"WF-PLACEHOLDER-UNDEFINED", "WF-NO-CURRENT-CAMERA"})
 
 
 class StepError(ValueError):
@@ -83,7 +84,7 @@ def inline_step(ai: Mapping[str, Any]) -> AIStep:
         "then": [{"ai": body}],
     }
     report = validate_data(data)
-    # The case's event defines the step's placeholders, not a trigger: those are its own.
+    # The case's event defines the step's placeholders and camera, not a trigger.
     errors = [p for p in report.errors if p.code not in _CASE_DEFINES]
     if errors:
         problems = "; ".join(

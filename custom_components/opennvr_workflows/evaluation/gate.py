@@ -19,12 +19,20 @@ from typing import Any, Final
 
 from ..ai import Hardware, OllamaLLMClient
 from .case_loader import DEFAULT_CASES, load_suite
-from .case_model import StepCase
+from .case_model import StepCase, Suite
 from .harness import run_case
 from .metrics import summarize
-from .scoring import score
+from .scoring import Row, score
 
-__all__ = ["GATE_THRESHOLD", "GateResult", "look_cases", "measure_look"]
+__all__ = [
+    "GATE_THRESHOLD",
+    "GateResult",
+    "gate_result",
+    "look_cases",
+    "measure_look",
+    "score_cases",
+    "shipped_cases",
+]
 
 #: The Wilson lower bound a model's look suite must reach.
 GATE_THRESHOLD: Final = 0.80
@@ -73,9 +81,47 @@ class GateResult:
             return None
 
 
+def shipped_cases(suite: Suite) -> list[StepCase]:
+    """The shipped cases of a step suite (reads files: call it off the event loop)."""
+    return [c for c in load_suite(DEFAULT_CASES, suite) if isinstance(c, StepCase)]
+
+
 def look_cases() -> list[StepCase]:
     """The shipped look cases (reads files: call it off the event loop)."""
-    return [c for c in load_suite(DEFAULT_CASES, "look") if isinstance(c, StepCase)]
+    return shipped_cases("look")
+
+
+async def score_cases(
+    cases: Sequence[StepCase],
+    llm: OllamaLLMClient,
+    model: str,
+    hardware: Hardware,
+    on_row: Callable[[int, int], None] | None = None,
+) -> list[Row]:
+    """Run ``cases`` on ``model`` and score each (the harness's own run and scoring);
+    ``on_row(done, total)`` after each case (a progress bar)."""
+    rows = []
+    for done, case in enumerate(cases, start=1):
+        result, seconds = await run_case(case, llm, model, hardware)
+        rows.append(score(case, result, model=model, seconds=seconds))
+        if on_row is not None:
+            on_row(done, len(cases))
+    return rows
+
+
+def gate_result(
+    model: str, rows: Sequence[Row], now: Callable[[], datetime] = lambda: datetime.now(UTC)
+) -> GateResult:
+    """The gate's figures of ``rows`` (the shipped look cases on ``model``)."""
+    metrics = summarize("look", model, rows)
+    return GateResult(
+        model=model,
+        wilson_low=metrics.wilson_low,
+        wilson_high=metrics.wilson_high,
+        right=metrics.right,
+        rows=metrics.rows,
+        date=now().isoformat(timespec="seconds"),
+    )
 
 
 async def measure_look(
@@ -88,18 +134,4 @@ async def measure_look(
 ) -> GateResult:
     """Run ``cases`` on ``model`` and measure its decision accuracy; ``on_row(done,
     total)`` after each case (a progress bar)."""
-    rows = []
-    for done, case in enumerate(cases, start=1):
-        result, seconds = await run_case(case, llm, model, hardware)
-        rows.append(score(case, result, model=model, seconds=seconds))
-        if on_row is not None:
-            on_row(done, len(cases))
-    metrics = summarize("look", model, rows)
-    return GateResult(
-        model=model,
-        wilson_low=metrics.wilson_low,
-        wilson_high=metrics.wilson_high,
-        right=metrics.right,
-        rows=metrics.rows,
-        date=now().isoformat(timespec="seconds"),
-    )
+    return gate_result(model, await score_cases(cases, llm, model, hardware, on_row), now)

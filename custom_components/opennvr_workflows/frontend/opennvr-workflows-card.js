@@ -123,6 +123,10 @@ var z=globalThis,I=z.ShadowRoot&&(z.ShadyCSS===void 0||z.ShadyCSS.nativeShadow)&
       .replies button {
         flex: 1 1 auto;
       }
+      /* A question's first lines say what each reply does; keep them on lines of their own. */
+      .approval h3 {
+        white-space: pre-line;
+      }
     `];customElements.get("opennvr-approvals")||customElements.define("opennvr-approvals",L);var D=class extends m{constructor(){super(...arguments);this._config={};this._ready=!1}setConfig(e){this._config=e??{}}getCardSize(){return 3}static getStubConfig(){return{}}updated(){this.hass&&!this._ready&&O(this.hass).then(()=>this._ready=!0)}render(){return this.hass?g`<div class="card">
       <h2>${this._config.title??_("card_title")}</h2>
       <opennvr-approvals .hass=${this.hass}></opennvr-approvals>

@@ -14,7 +14,8 @@ registered a service, so it decides here, once, for the import check and for eve
 
 Notify services come from two registries: the legacy notify platforms (one
 ``BaseNotificationService`` per platform, possibly with per-target services such as
-``notify.mobile_app_<device>``) and notify entities (``notify.send_message`` with
+``notify.mobile_app_<device>``; read through :mod:`..ha_internals`, Home Assistant keeps no
+public record of them) and notify entities (``notify.send_message`` with
 ``entity_id`` targets, resolved through the entity registry).
 """
 
@@ -26,10 +27,10 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
-from homeassistant.components.notify.legacy import NOTIFY_SERVICES
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import entity_registry as er
 
+from ..ha_internals import notify_service_integrations
 from ..workflow import SiteProfile, validate_workflow
 from ..workflow.model import (
     Action,
@@ -50,6 +51,7 @@ __all__ = [
     "MESSAGING",
     "ActionJudge",
     "Effect",
+    "as_phone_text",
     "cleared_steps",
     "import_hook",
     "message_command",
@@ -121,6 +123,16 @@ def message_command(integration: str | None, message: Any, data: Any) -> str | N
     return None
 
 
+def as_phone_text(text: str) -> tuple[str, str | None]:
+    """``text`` as a phone shows it, never as a command: a whole message or title that
+    reads as one (:func:`message_command`: ``TTS``, ``command_screen_on``, ...) is put in
+    quotes, which the companion app shows as text. A notify step's text may be built from
+    an event's or a model's words, and no words may make a notification act on the phone.
+    Returns the text and, when it was quoted, why."""
+    why = message_command(None, text, None)
+    return (text, None) if why is None else (f"\u201c{text.strip()}\u201d", why)
+
+
 @dataclass(frozen=True, slots=True)
 class ActionJudge:
     """A snapshot of this site's notify services and webhook marks, judging actions.
@@ -140,14 +152,7 @@ class ActionJudge:
     @classmethod
     def of(cls, hass: HomeAssistant, moving_webhooks: Iterable[str] = ()) -> ActionJudge:
         """Read the registries now (on the event loop)."""
-        services: dict[str, str] = {}
-        for integration, platforms in (hass.data.get(NOTIFY_SERVICES) or {}).items():
-            for platform in platforms:
-                name = getattr(platform, "_service_name", None)
-                if isinstance(name, str):
-                    services[name] = integration
-                for target in getattr(platform, "registered_targets", None) or {}:
-                    services[str(target)] = integration
+        services = notify_service_integrations(hass)
         # The notify component registers this one itself, for the sidebar.
         services.setdefault("persistent_notification", "persistent_notification")
         entities = {

@@ -28,7 +28,7 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import replace
 from functools import partial
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from homeassistant.const import Platform
 from homeassistant.core import HomeAssistant, ServiceCall, ServiceResponse
@@ -56,6 +56,9 @@ from .permissions import PERSONAL_DATA_TOOLS, Caller
 from .read_scope import action_caller, visible_camera_ids, visible_lists
 from .workflows import WorkflowHost
 
+if TYPE_CHECKING:
+    from ..runtime import OpenNVRConfigEntry
+
 #: What an action's Investigate hears when the model wants to ask someone: nobody can be
 #: asked from an action (its tools are read tools only, so this is a safety net).
 _NOBODY: Final = "Nobody can be asked from an action; decide from what the tools showed."
@@ -68,7 +71,7 @@ async def async_look(hass: HomeAssistant, call: ServiceCall) -> ServiceResponse:
     caller = await action_caller(hass, call)
     _require_ai(host)
     data = call.data
-    role, cameras = camera_name(hass, call, host, data["camera"], caller)
+    role, cameras = camera_name(hass, entry_of(hass, call), host, data["camera"], caller)
     frames = int(data.get("frames", 1))
     body: dict[str, Any] = {
         "mode": "look",
@@ -78,7 +81,7 @@ async def async_look(hass: HomeAssistant, call: ServiceCall) -> ServiceResponse:
     }
     if frames > 1:
         body["frames"] = frames
-    step = await _step(hass, host, body, data, cameras)
+    step = await checked_step(hass, host, body, data, cameras)
     result = await _run(hass, call, host, caller, step, role, cameras)
     return decision_response(result)
 
@@ -98,11 +101,11 @@ async def async_investigate(hass: HomeAssistant, call: ServiceCall) -> ServiceRe
     role: str | None = None
     cameras: dict[str, int] = {}
     if data.get("camera"):
-        role, cameras = camera_name(hass, call, host, data["camera"], caller)
+        role, cameras = camera_name(hass, entry_of(hass, call), host, data["camera"], caller)
     body: dict[str, Any] = {"mode": "investigate", "goal": data["goal"], "tools": tools}
     if data.get("instructions"):
         body["instructions"] = data["instructions"]
-    step = await _step(hass, host, body, data, cameras)
+    step = await checked_step(hass, host, body, data, cameras)
     result = await _run(hass, call, host, caller, step, role, cameras)
     response = decision_response(result)
     response["tool_calls"] = [
@@ -136,7 +139,11 @@ def decision_response(result: AIStepResult) -> dict[str, Any]:
 
 
 def camera_name(
-    hass: HomeAssistant, call: ServiceCall, host: WorkflowHost, value: str, caller: Caller
+    hass: HomeAssistant,
+    entry: OpenNVRConfigEntry,
+    host: WorkflowHost,
+    value: str,
+    caller: Caller,
 ) -> tuple[str, dict[str, int]]:
     """The name the step uses for ``value`` (a camera entity of this entry, or a camera
     role), and the extra names the read port needs: a camera that plays no role is
@@ -151,7 +158,7 @@ def camera_name(
     if value in roles and sees(roles[value]):
         return value, {}
     if value.startswith(f"{Platform.CAMERA}."):
-        camera_id = _camera_id(hass, call, value)
+        camera_id = camera_id_of_entity(hass, entry, value)
         if camera_id is not None and sees(camera_id):
             played = host.settings.roles_of_camera.get(camera_id)
             if played:
@@ -162,9 +169,10 @@ def camera_name(
     raise invalid("unknown_camera", camera=value, roles=listed(shown))
 
 
-def _camera_id(hass: HomeAssistant, call: ServiceCall, entity_id: str) -> int | None:
-    """The OpenNVR camera id behind one of this entry's camera entities."""
-    entry = entry_of(hass, call)
+def camera_id_of_entity(
+    hass: HomeAssistant, entry: OpenNVRConfigEntry, entity_id: str
+) -> int | None:
+    """The OpenNVR camera id behind one of ``entry``'s camera entities (None: not one)."""
     registered = er.async_get(hass).async_get(entity_id)
     if (
         registered is None
@@ -186,7 +194,7 @@ def _camera_id(hass: HomeAssistant, call: ServiceCall, entity_id: str) -> int | 
 # ── the step ────────────────────────────────────────────────────────────────────────────
 
 
-async def _step(
+async def checked_step(
     hass: HomeAssistant,
     host: WorkflowHost,
     body: dict[str, Any],
@@ -238,6 +246,8 @@ async def chosen_model(
     default = host.ai.model_for(step)
     if not settings.ai_enabled or not default:
         raise invalid("ai_off")
+    if not host.ai.may_send():
+        raise failed("ollama_not_local", url=settings.ollama_url)
     named = call.data.get("model")
     if not named:
         return default
@@ -283,6 +293,9 @@ async def _run(
         out = await resume_ai_step(step, context, out, _NOBODY)
     if isinstance(out, AISuspended):
         raise failed("ai_failed", error="the model kept asking for a person")
+    # The caller (an automation, a script) now holds the model's answer: what it starts
+    # or sets from here on descends from AI output (:mod:`.lineage`).
+    host.effects.contexts.lineage.mark(call.context.id)
     return out
 
 

@@ -4,8 +4,10 @@ The engine hands an AI step its run context and hourly budget; this port adds wh
 the host knows: the Ollama client (made with Home Assistant's shared SSL context, so no
 certificate loading happens on the event loop), the site's read port over pyopennvr with
 the run's correlation id on every request, the site rules and tool policy from the
-options, and the pictures the step looked at (kept as the workflow's last evidence, for
-its image entity). It never raises: a model that is off, slow or down answers ``unsure``.
+options, and the pictures the step looked at (kept as the run's evidence, for its image
+entity and its run page). It never raises: a model that is off, slow or down answers
+``unsure``, and so does a server outside the local network that no admin allowed
+(``may_send``): not one picture or text goes to it.
 """
 
 from __future__ import annotations
@@ -75,11 +77,15 @@ class HaAiPort:
         settings: HostSettings,
         make_client: ClientFactory = make_llm_client,
         on_evidence: Callable[[str, Evidence], None] | None = None,
+        may_send: Callable[[], bool] = lambda: True,
     ) -> None:
         self._client = client
         self._settings = settings
         self._make_client = make_client
         self._on_evidence = on_evidence
+        #: Whether the server in the options may be sent pictures and texts (it is on
+        #: the local network, or an admin allowed it): see :mod:`.model_watch`.
+        self.may_send = may_send
         self._llms: dict[str, LLMClient] = {}
 
     def update(self, settings: HostSettings) -> None:
@@ -144,6 +150,8 @@ class HaAiPort:
     async def run(self, step: Any, ctx: AiContext) -> AiResult | AiSuspended:
         if not self._settings.ai_enabled or not self.model_for(step):
             return _off()
+        if not self.may_send():
+            return _not_local()
         context, port = self._context(step, ctx)
         out = await run_ai_step(step, context)
         return self._convert(out, ctx, port)
@@ -153,6 +161,8 @@ class HaAiPort:
     ) -> AiResult | AiSuspended:
         if not self._settings.ai_enabled or not self.model_for(step):
             return _off()
+        if not self.may_send():
+            return _not_local()
         context, port = self._context(step, ctx)
         out = await resume_ai_step(step, context, state, answer)
         return self._convert(out, ctx, port)
@@ -213,4 +223,13 @@ def _off() -> AiResult:
         outcome="unsure",
         unsure_reason="llm_down",
         reason="AI is switched off or no model is chosen in the integration's options",
+    )
+
+
+def _not_local() -> AiResult:
+    return AiResult(
+        outcome="unsure",
+        unsure_reason="not_local",
+        reason="the AI server is outside the local network and no admin allowed sending "
+        "pictures there (the integration's options, Ollama)",
     )

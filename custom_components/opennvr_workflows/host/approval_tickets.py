@@ -76,6 +76,9 @@ class Ticket:
     closed_at: float | None = None
     #: the cards still to clear (a restart before the clear finishes them)
     to_clear: bool = False
+    #: the replies whose path moves something (the engine's plans): voice "deny" never
+    #: picks one of them (empty: none moves anything, or a question from before plans)
+    moving_replies: list[str] = field(default_factory=list)
 
     @property
     def asked(self) -> list[str]:
@@ -92,6 +95,11 @@ class TokenHit:
     reply: str
 
 
+def tickets_key(entry_id: str) -> str:
+    """The storage key of an entry's tickets (the removal deletes it)."""
+    return f"{DOMAIN}.{entry_id}.approvals"
+
+
 class _TicketStore(Store[dict[str, Any]]):
     """The Store, with the migration of older versions (:func:`migrate`)."""
 
@@ -106,7 +114,7 @@ class Tickets:
     process's tokens in memory."""
 
     def __init__(self, hass: HomeAssistant, entry_id: str) -> None:
-        self._store = _TicketStore(hass, STORE_VERSION, f"{DOMAIN}.{entry_id}.approvals")
+        self._store = _TicketStore(hass, STORE_VERSION, tickets_key(entry_id))
         self.by_id: dict[str, Ticket] = {}
         #: token hash -> (approval id, user id, reply)
         self._by_hash: dict[str, tuple[str, str, str]] = {}

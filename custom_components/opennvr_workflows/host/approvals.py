@@ -29,7 +29,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -55,6 +55,7 @@ from .approval_links import (
     unregister_desk,
 )
 from .approval_people import Addressee, addressees, choose, refusal, user_name
+from .approval_plans import moving_replies, plan_lines
 from .approval_tickets import ClearTokens, Ticket, Tickets, as_mapping, token_of_action
 from .run_context import short_key
 from .settings import HostSettings
@@ -68,8 +69,8 @@ CLEAR_AFTER_S: Final = 60.0
 #: "Seen again" updates to a card come at most this often.
 SEEN_AGAIN_EVERY_S: Final = 30.0
 
-#: The picture of the run's last AI step, if it belongs to this run: (run_id) -> JPEG.
-PictureOf = Callable[[str, str], bytes | None]
+#: The picture the run's AI step looked at: (workflow_id, run_id) -> JPEG, or None.
+PictureOf = Callable[[str, str], Awaitable[bytes | None]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +110,7 @@ class ApprovalDesk:
         self._scopes = scopes
         self.tickets = Tickets(hass, entry_id)
         self.texts = Texts(hass)
-        self.pictures = Path(hass.config.path(".storage", f"{DOMAIN}.{entry_id}.pictures"))
+        self.pictures = pictures_folder(hass, entry_id)
         self.engine: Engine | None = None
         #: refusals by reason, for diagnostics
         self.refused: Counter[str] = Counter()
@@ -125,6 +126,14 @@ class ApprovalDesk:
         while Home Assistant was down), and closing needs the tickets."""
         await self.texts.async_load()
         await self.tickets.async_load(_now())
+        # A picture lives while its question's cards show: one left by a stop between
+        # the clearing and the file's removal goes now.
+        showing = {
+            t.picture
+            for t in self.tickets.by_id.values()
+            if t.picture and (t.status == "pending" or t.to_clear)
+        }
+        await self.hass.async_add_executor_job(_sweep, self.pictures, showing)
 
     async def async_start(self, engine: Engine) -> None:
         """After the engine started: take taps, finish what a stop interrupted."""
@@ -192,14 +201,19 @@ class ApprovalDesk:
             run_id=ctx.run_id,
             workflow_id=ctx.workflow_id,
             workflow_name=ctx.workflow_name,
-            message=request.message,
+            # What each reply does comes first, the workflow's text (and the AI's words
+            # in it) after (:mod:`.approval_plans`).
+            message="\n".join(
+                [*plan_lines(request.plans, self.texts, self._entity_name), request.message]
+            ),
             replies=list(request.replies),
             default=request.default,
             roles=list(request.who),
             camera_id=request.camera_id,
             expires_at=request.expires_at.timestamp(),
-            tag=_notification_id(request.approval_id),
+            tag=notification_id(request.approval_id),
             seen_again=request.seen_again,
+            moving_replies=moving_replies(request.plans),
         )
         self.tickets.new(ticket, [p.user_id for p in people])
         ticket.phones = {p.user_id: [phone.service for phone in p.phones] for p in people}
@@ -209,6 +223,11 @@ class ApprovalDesk:
         await self._note_hidden(ticket, choice.hidden, camera_entity)
         self._changed()
         return ticket
+
+    def _entity_name(self, entity_id: str) -> str | None:
+        """An entity's name as Home Assistant shows it (None: no such entity)."""
+        state = self.hass.states.get(entity_id)
+        return state.name if state is not None else None
 
     async def _note_hidden(
         self, ticket: Ticket, hidden: tuple[str, ...], camera_entity: str | None
@@ -230,7 +249,7 @@ class ApprovalDesk:
     async def _attach_picture(self, ticket: Ticket) -> None:
         """The frame the run's AI step looked at, kept on disk for the question's life;
         else OpenNVR's own signed link to the alert's evidence."""
-        frame = self._picture_of(ticket.workflow_id, ticket.run_id)
+        frame = await self._picture_of(ticket.workflow_id, ticket.run_id)
         if frame is not None:
             name = f"{short_key(ticket.approval_id)}.jpg"
             await self.hass.async_add_executor_job(_write, self.pictures / name, frame)
@@ -321,7 +340,7 @@ class ApprovalDesk:
             self.hass,
             "\n\n".join(lines),
             title=self.texts("approval_title", {"workflow": ticket.workflow_name}),
-            notification_id=_notification_id(ticket.approval_id),
+            notification_id=notification_id(ticket.approval_id),
         )
 
     # ── answering ──────────────────────────────────────────────────────
@@ -431,7 +450,7 @@ class ApprovalDesk:
     ) -> None:
         """The engine closed the question: say how on every card, then clear them."""
         ticket = self.tickets.by_id.get(approval_id)
-        persistent_notification.async_dismiss(self.hass, _notification_id(approval_id))
+        persistent_notification.async_dismiss(self.hass, notification_id(approval_id))
         if ticket is None or ticket.status != "pending":
             return
         ticket.status, ticket.reply, ticket.answered_by = status, reply, by
@@ -630,7 +649,14 @@ class ApprovalDesk:
         self.hass.bus.async_fire("logbook_entry", data, context=Context(user_id=user_id))
 
 
-def _notification_id(approval_id: str) -> str:
+def pictures_folder(hass: HomeAssistant, entry_id: str) -> Path:
+    """Where the questions' pictures are kept while their cards show (the removal
+    deletes it)."""
+    return Path(hass.config.path(".storage", f"{DOMAIN}.{entry_id}.pictures"))
+
+
+def notification_id(approval_id: str) -> str:
+    """The id of a question's notification in Home Assistant (and its cards' tag)."""
     return f"{DOMAIN}_ask_{short_key(approval_id)}"
 
 
@@ -660,3 +686,12 @@ def _write(path: Path, data: bytes) -> None:
 
 def _remove(path: Path) -> None:
     path.unlink(missing_ok=True)
+
+
+def _sweep(folder: Path, keep: set[str]) -> None:
+    """Delete the pictures of ``folder`` that no open question shows (blocking)."""
+    if not folder.is_dir():
+        return
+    for path in folder.iterdir():
+        if path.is_file() and path.name not in keep:
+            path.unlink(missing_ok=True)

@@ -22,10 +22,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Final
 
-from homeassistant.core import Event, HomeAssistant, callback
+from homeassistant.core import Context, Event, HomeAssistant, callback
 
 from ..engine import EngineUpdate, UnknownRunError, UnknownWorkflowError
 from ..workflow.model import MessageTrigger
+from .ai_mark import start_mark
 from .effects import EVENT_REPLY
 from .run_view import steps_view
 from .workflows import WorkflowHost
@@ -104,10 +105,13 @@ async def ask_workflows(
     *,
     wait_s: float = REPLY_WAIT_S,
     may_start: Callable[[str], bool] | None = None,
+    context: Context | None = None,
 ) -> MessageOutcome:
     """Start the message workflows ``message`` fits, as ``user`` (a name, the runs'
     ``{user}``), and collect their replies (see the module docstring). ``may_start``
-    says which workflows the person may start (their door, :mod:`.permissions`)."""
+    says which workflows the person may start (their door, :mod:`.permissions`);
+    ``context`` is the message's, whose lineage may mark the runs as AI-derived (a
+    message an automation sent on from AI output, :func:`.ai_mark.start_mark`)."""
     outcome = MessageOutcome()
     runs = _Runs()
     unsubscribe = _listen(hass, host, runs)
@@ -115,8 +119,17 @@ async def ask_workflows(
         for workflow_id, name in message_workflows(host, message):
             if may_start is not None and not may_start(workflow_id):
                 continue
+            mark = start_mark(host, workflow_id, context)
             try:
-                started = host.engine.start_now(workflow_id, {}, message=message, user=user)
+                started = host.engine.start_now(
+                    workflow_id,
+                    {},
+                    message=message,
+                    user=user,
+                    chain=mark.chain,
+                    ai_derived=mark.ai_derived,
+                    ai_origin=mark.ai_origin,
+                )
             except UnknownWorkflowError:
                 continue  # removed from the engine since the folder was read
             if started.run_ids:

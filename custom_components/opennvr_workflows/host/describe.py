@@ -70,6 +70,8 @@ async def async_describe(
     settings = host.settings
     if not settings.ai_enabled or not (settings.text_model or settings.vision_model):
         raise invalid("ai_off")
+    if not host.ai.may_send():
+        raise failed("ollama_not_local", url=settings.ollama_url)
     if not gate_open(settings):
         raise invalid("describe_gate_closed", model=settings.vision_model or "none")
     if save and not await is_admin(hass, context):

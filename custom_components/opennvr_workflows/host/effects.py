@@ -51,8 +51,9 @@ from ..engine import (
 from ..engine.ports import JsonMap, Severity
 from ..engine.render import escape_markdown
 from ..redact import strip_userinfo
-from .action_effects import ActionJudge, Effect
+from .action_effects import ActionJudge, Effect, as_phone_text
 from .approvals import ApprovalDesk
+from .notify_privacy import notify_services, outgoing
 from .notify_urgency import NotificationTooUrgent, cap_urgency
 from .run_context import RunContexts, SentLedger, short_key
 from .settings import HostSettings
@@ -71,6 +72,12 @@ MARKDOWN_NOTIFY: Final = frozenset({"notify.persistent_notification"})
 #: What a notification may ask a phone for when the engine names no limit: the AI cap on a
 #: step that carries AI output, and no limit otherwise (the engine gives one where it caps).
 AI_NOTIFY_CAP: Final[Severity] = "medium"
+#: How Home Assistant's own notifications of AI output say so to the person reading them.
+AI_MARK: Final = "AI"
+#: The notification id of Home Assistant's own notifications that carry AI output starts
+#: with this, so an automation on them can tell (a ``persistent_notification`` trigger
+#: carries no context).
+AI_NOTIFICATION_PREFIX: Final = f"{DOMAIN}_ai_"
 
 
 class HaEffects:
@@ -113,6 +120,7 @@ class HaEffects:
         if self.ledger.seen(ctx.key):
             return _REPEAT
         context = self.contexts.of(ctx)
+        ai_derived = ctx.ai_derived or request.ai_derived
         data = {
             "workflow_id": ctx.workflow_id,
             "workflow": ctx.workflow_name,
@@ -125,25 +133,31 @@ class HaEffects:
             "message": request.message,
             "camera": request.camera,
             "camera_id": request.camera_id,
+            "ai_derived": ai_derived,
         }
         self._hass.bus.async_fire(EVENT_ALERT, data, context=context)
         markdown = shown_as_markdown(request.message or request.title, request.markdown)
+        severity = f"{request.severity}, {AI_MARK}" if ai_derived else request.severity
         persistent_notification.async_create(
             self._hass,
             markdown,
-            title=f"{request.title} ({request.severity})",
-            notification_id=f"{DOMAIN}_{short_key(ctx.key)}",
+            title=f"{request.title} ({severity})",
+            notification_id=notification_id(ctx, ai_derived),
         )
         result: dict[str, Any] = {"severity": request.severity, "phones": []}
         if request.severity in PHONE_SEVERITIES:
+            title, message, quoted = phone_texts(request.title, request.message)
             result["phones"] = await self._to_phones(
                 ctx,
                 self.settings.approver_phones,
-                request.title,
-                (request.message, markdown),
+                title,
+                (message, markdown),
                 request.camera_id,
                 request.attach,
+                ai_derived=ai_derived,
+                kept_in_house=True,  # the alert's own notification above holds it all
             )
+            result.update(quoted)
         result["opennvr_event"] = await self._opennvr_event(ctx, request)
         # The alert comes back as an event other workflows may start on; its chain carries
         # this run, so the engine can stop loops and see that it was raised by a workflow.
@@ -159,9 +173,9 @@ class HaEffects:
                 severity=request.severity,
                 title=request.title,
                 correlation_id=ctx.correlation_id,
-                chain=(*ctx.chain, ctx.correlation_id),
+                chain=run_chain(ctx),
                 payload={"message": request.message, "workflow_id": ctx.workflow_id},
-                ai_derived=ctx.ai_derived or request.ai_derived,
+                ai_derived=ai_derived,
             )
         )
         self.ledger.add(ctx.key)
@@ -173,28 +187,38 @@ class HaEffects:
         params = request.params
         message = str(params.get("message") or "")
         title = str(params.get("title") or ctx.workflow_name)
-        services = self._targets(params.get("roles"))
+        services = await notify_services(
+            self._hass, self.settings, params.get("roles"), self._camera_entity(request.camera_id)
+        )
         markdown = shown_as_markdown(message, request.markdown)
+        # Whatever the step's text became, a phone shows it: it is never a command to it.
+        phone_title, phone_message, quoted = phone_texts(title, message)
         sent = await self._to_phones(
             ctx,
             services,
-            title,
-            (message, markdown),
+            phone_title,
+            (phone_message, markdown),
             request.camera_id,
             tuple(params.get("attach") or ()),
+            ai_derived=ctx.ai_derived,
         )
         if not sent:
             # Nobody's phone is set up yet: the message still reaches Home Assistant.
             persistent_notification.async_create(
-                self._hass, markdown, title=title, notification_id=f"{DOMAIN}_{short_key(ctx.key)}"
+                self._hass,
+                markdown,
+                title=f"{title} ({AI_MARK})" if ctx.ai_derived else title,
+                notification_id=notification_id(ctx, ctx.ai_derived),
             )
         self.ledger.add(ctx.key)
-        return {"sent_to": sent or ["persistent_notification"]}
+        return {"sent_to": sent or ["persistent_notification"], **quoted}
 
     async def log(self, ctx: RunContext, message: str) -> None:
         data: dict[str, Any] = {"name": ctx.workflow_name, "message": message, "domain": DOMAIN}
         if entity_id := self._workflow_entity(ctx.workflow_id):
             data["entity_id"] = entity_id
+        if ctx.ai_derived:
+            data["ai_derived"] = True
         self._hass.bus.async_fire("logbook_entry", data, context=self.contexts.of(ctx))
 
     async def reply(self, ctx: RunContext, message: str) -> None:
@@ -208,6 +232,7 @@ class HaEffects:
                 "message": message,
                 "to": ctx.trigger.payload.get("user"),
                 "conversation_id": ctx.trigger.payload.get("conversation_id"),
+                "ai_derived": ctx.ai_derived,
             },
             context=self.contexts.of(ctx),
         )
@@ -461,8 +486,9 @@ class HaEffects:
         if effect.moves_things and ctx.needs_person:
             raise ProviderUnavailable(
                 f"{effect.reason}, so it moves things, and this run was started by AI output "
-                "(an alert or event a workflow raised from an AI decision): it acts only on "
-                "the reply path of a person's answer in this run"
+                "(an alert or event a workflow raised from an AI decision, or what it set off "
+                "in Home Assistant; see the trigger's ai_origin): it acts only on the reply "
+                "path of a person's answer in this run"
             )
         if not effect.moves_things or request.moves_things:
             return
@@ -519,16 +545,6 @@ class HaEffects:
 
     # ── helpers ────────────────────────────────────────────────────────
 
-    def _targets(self, who: Any) -> tuple[str, ...]:
-        """Notify services for ``who``: ``notify.x`` entries as written, a role (or
-        anything else) as the approvers' phones."""
-        entries = (who,) if isinstance(who, str) else tuple(str(w) for w in who or ())
-        out: list[str] = []
-        for entry in entries:
-            targets = (entry,) if entry.startswith("notify.") else self.settings.approver_phones
-            out.extend(t for t in targets if t not in out)
-        return tuple(out)
-
     async def _to_phones(
         self,
         ctx: RunContext,
@@ -537,14 +553,25 @@ class HaEffects:
         message: tuple[str, str],
         camera_id: str | None,
         attach: Sequence[Any],
+        *,
+        ai_derived: bool = False,
+        kept_in_house: bool = False,
     ) -> list[str]:
         """Send to each notify service: ``message`` is the plain text and the text for
-        Home Assistant's own notifications (markdown), as :data:`MARKDOWN_NOTIFY` needs."""
+        Home Assistant's own notifications (markdown), as :data:`MARKDOWN_NOTIFY` needs.
+        A notification that carries AI output says so in its data (``ai_derived``). A
+        service that may leave the house gets only what may leave (:mod:`.notify_privacy`);
+        when something was held back, the full text goes to Home Assistant's own
+        notifications too."""
         plain, markdown = message
         data: dict[str, Any] = {"tag": f"{DOMAIN}_{short_key(ctx.key)}", "group": ctx.workflow_id}
+        if ai_derived:
+            data["ai_derived"] = True
         if attach and (entity_id := self._camera_entity(camera_id)):
             data["entity_id"] = entity_id  # the app shows the camera's picture
         sent: list[str] = []
+        judge = self._judge()
+        held_back = False
         for target in services:
             domain, _, service = target.partition(".")
             if not self._hass.services.has_service(domain, service):
@@ -556,15 +583,43 @@ class HaEffects:
                 text = markdown or escape_markdown(title)
             else:
                 text = plain or title
+            shown = outgoing(
+                target,
+                title,
+                text,
+                judge=judge,
+                settings=self.settings,
+                trigger=ctx.trigger,
+                ai_derived=ai_derived,
+                withheld=lambda: self._withheld(ctx),
+            )
+            held_back = held_back or shown.held_back
             await self._hass.services.async_call(
                 domain,
                 service,
-                {"title": title, "message": text, "data": data},
+                {"title": shown.title, "message": shown.message, "data": data},
                 blocking=True,
                 context=self.contexts.of(ctx),
             )
             sent.append(target)
+        if held_back and not kept_in_house:
+            # What the phones were not sent stays in the house, in full.
+            persistent_notification.async_create(
+                self._hass,
+                markdown or escape_markdown(title),
+                title=f"{title} ({AI_MARK})" if ai_derived else title,
+                notification_id=notification_id(ctx, ai_derived),
+            )
         return sent
+
+    def _withheld(self, ctx: RunContext) -> tuple[str, str]:
+        """The title and line a destination outside the house gets instead of a text that
+        carries AI output."""
+        if self.desk is None:
+            return ctx.workflow_name, f"{ctx.workflow_name}: see Home Assistant for the details"
+        return ctx.workflow_name, self.desk.texts(
+            "notify_withheld", {"workflow": ctx.workflow_name}
+        )
 
     async def _opennvr_event(self, ctx: RunContext, request: AlertRequest) -> Any:
         """Mark the alert in OpenNVR's timeline when the token may create events."""
@@ -664,3 +719,27 @@ def _app_action_key(descriptors: Sequence[Any], app: str, action: str) -> str | 
         if action in (key, key.rsplit(".", 1)[-1], str(d.name).casefold()):
             return key
     return None
+
+
+def notification_id(ctx: RunContext, ai_derived: bool) -> str:
+    """The id of the Home Assistant notification of one step of a run (stable, so a step
+    sent again replaces it); AI output's starts with :data:`AI_NOTIFICATION_PREFIX`."""
+    prefix = AI_NOTIFICATION_PREFIX if ai_derived else f"{DOMAIN}_"
+    return f"{prefix}{short_key(ctx.key)}"
+
+
+def run_chain(ctx: RunContext) -> tuple[str, ...]:
+    """The runs that led to what ``ctx``'s step emits, its own run last, once: the engine's
+    run chain already ends with the run."""
+    if ctx.chain[-1:] == (ctx.correlation_id,):
+        return ctx.chain
+    return (*ctx.chain, ctx.correlation_id)
+
+
+def phone_texts(title: str, message: str) -> tuple[str, str, dict[str, Any]]:
+    """The title and message as a phone shows them (:func:`.action_effects.as_phone_text`),
+    and what the step's record says when one was quoted (``shown_as_text``)."""
+    shown_title, why_title = as_phone_text(title)
+    shown_message, why_message = as_phone_text(message)
+    reasons = [why for why in (why_title, why_message) if why]
+    return shown_title, shown_message, {"shown_as_text": reasons} if reasons else {}

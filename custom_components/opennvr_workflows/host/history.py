@@ -235,7 +235,7 @@ class HistorySearch:
     async def _meaning(
         self, query: str, scope: Scope, limit: int, searched: dict[str, str]
     ) -> list[Decision]:
-        if self._embedder is None:
+        if self._embedder is None or not self._host.ai.may_send():
             searched["meaning"] = "off"
             return []
         try:
@@ -327,7 +327,8 @@ class HistorySearch:
         returns how many were embedded."""
         embedder = self._embedder
         engine = self._host.engine
-        if embedder is None or not engine.started:
+        # The decisions' texts (plates, reasons) go only to a server that may have them.
+        if embedder is None or not engine.started or not self._host.ai.may_send():
             return 0
         model = self.model
         done = 0

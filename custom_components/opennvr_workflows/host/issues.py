@@ -1,7 +1,8 @@
 """Repair issues the workflow host raises and clears.
 
 One issue per invalid workflow file (naming the file, the line and the first problem), one
-per workflow parked in *needs attention*, and one while the model cannot be reached. Each
+per workflow parked in *needs attention*, one while the model cannot be reached, and one
+while the model's server is outside the local network without an admin's leave. Each
 is deleted as soon as its cause is gone, so the Repairs page always shows what is true now.
 """
 
@@ -30,6 +31,10 @@ def waiting_id(entry_id: str) -> str:
 
 def model_down_id(entry_id: str) -> str:
     return f"{entry_id}_model_unreachable"
+
+
+def not_local_id(entry_id: str) -> str:
+    return f"{entry_id}_model_not_local"
 
 
 def raise_invalid_file(
@@ -104,6 +109,20 @@ def raise_model_down(hass: HomeAssistant, entry_id: str, url: str, detail: str) 
         severity=ir.IssueSeverity.WARNING,
         translation_key="model_unreachable",
         translation_placeholders={"url": url, "detail": detail},
+    )
+
+
+def raise_not_local(hass: HomeAssistant, entry_id: str, url: str) -> None:
+    """The AI server is outside the local network and no admin allowed that: nothing is
+    sent to it (the issue says where to allow it or what to change)."""
+    ir.async_create_issue(
+        hass,
+        DOMAIN,
+        not_local_id(entry_id),
+        is_fixable=False,
+        severity=ir.IssueSeverity.WARNING,
+        translation_key="model_not_local",
+        translation_placeholders={"url": url},
     )
 
 

@@ -27,7 +27,9 @@ from homeassistant.util.ssl import get_default_context
 from ..ai import list_models
 from ..engine import AiContext, AiResult, AiSuspended
 from ..engine.ports import AiPort
+from ..local_network import async_is_local
 from . import issues
+from .look_latency import LookLatency
 from .settings import HostSettings
 
 _LOGGER = logging.getLogger(__name__)
@@ -72,14 +74,62 @@ class ModelWatch:
         self._entry_id = entry_id
         self._settings = settings
         self._interval = interval
-        self.health = ModelHealth()
+        self._listeners: list[Callable[[], None]] = []
+        self._health = ModelHealth()
+        #: How long the Looks of the last hour took (the model device's latency sensor).
+        self.looks = LookLatency()
         self._task: asyncio.Task[ModelHealth] | None = None
         self._unsub_timer: Callable[[], None] | None = None
         self._last_check = -MIN_GAP_S
+        #: Whether the server's address is on the local network (None: not checked yet).
+        self.local: bool | None = None
+
+    @property
+    def health(self) -> ModelHealth:
+        """What the last check found."""
+        return self._health
+
+    @health.setter
+    def health(self, value: ModelHealth) -> None:
+        self._health = value
+        for listener in list(self._listeners):
+            listener()
+
+    @callback
+    def add_listener(self, listener: Callable[[], None]) -> Callable[[], None]:
+        """Call ``listener`` after every check (the model device's entities follow the
+        same watch as the repair); returns the function that stops it."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    @property
+    def sends_allowed(self) -> bool:
+        """Whether pictures and texts may go to the server in the options: it is on the
+        local network, or an admin allowed one outside it."""
+        return self._settings().ollama_anywhere or self.local is True
+
+    async def async_check_locality(self) -> bool:
+        """Look up where the server is; raise or clear the "outside the network" repair.
+        Returns :attr:`sends_allowed`."""
+        settings = self._settings()
+        issue_id = issues.not_local_id(self._entry_id)
+        was = self.sends_allowed if self.local is not None else None
+        self.local = await async_is_local(settings.ollama_url)
+        if self.sends_allowed or not settings.ai_enabled:
+            issues.clear(self._hass, issue_id)
+            return self.sends_allowed
+        issues.raise_not_local(self._hass, self._entry_id, settings.ollama_url)
+        if was is not False:
+            _LOGGER.warning(
+                "The AI server %s is not on the local network: no picture or text is sent "
+                "to it until an admin allows that in the options",
+                settings.ollama_url,
+            )
+        return self.sends_allowed
 
     def observe(self, port: AiPort) -> AiPort:
         """``port`` as the engine should use it: every ``llm_down`` it answers asks for a
-        check now."""
+        check now, and every Look step's time is kept (:attr:`looks`)."""
         return _ObservedAiPort(port, self._on_result)
 
     async def async_start(self) -> None:
@@ -125,6 +175,12 @@ class ModelWatch:
         settings = self._settings()
         issue_id = issues.model_down_id(self._entry_id)
         if not settings.ai_enabled:
+            self.health = ModelHealth()
+            issues.clear(self._hass, issue_id)
+            issues.clear(self._hass, issues.not_local_id(self._entry_id))
+            return self.health
+        if not await self.async_check_locality():
+            # Not even the model list is asked of a server nobody allowed.
             self.health = ModelHealth()
             issues.clear(self._hass, issue_id)
             return self.health
@@ -173,7 +229,9 @@ class ModelWatch:
             self._last_check = -MIN_GAP_S
             self.check_soon()
 
-    def _on_result(self, out: AiResult | AiSuspended) -> None:
+    def _on_result(self, step: Any, out: AiResult | AiSuspended, seconds: float) -> None:
+        if isinstance(out, AiResult) and getattr(step, "mode", None) == "look":
+            self.looks.add(seconds, out.unsure_reason)
         down = isinstance(out, AiResult) and out.unsure_reason == "llm_down"
         if down and self._settings().ai_enabled:
             self.check_soon()
@@ -182,20 +240,24 @@ class ModelWatch:
 class _ObservedAiPort:
     """An AI port that hands every answer to ``on_result`` before the engine sees it."""
 
-    def __init__(self, inner: AiPort, on_result: Callable[[AiResult | AiSuspended], None]):
+    def __init__(
+        self, inner: AiPort, on_result: Callable[[Any, AiResult | AiSuspended, float], None]
+    ):
         self._inner = inner
         self._on_result = on_result
 
     async def run(self, step: Any, ctx: AiContext) -> AiResult | AiSuspended:
+        started = time.monotonic()
         out = await self._inner.run(step, ctx)
-        self._on_result(out)
+        self._on_result(step, out, time.monotonic() - started)
         return out
 
     async def resume(
         self, step: Any, state: Mapping[str, Any], answer: str, ctx: AiContext
     ) -> AiResult | AiSuspended:
+        started = time.monotonic()
         out = await self._inner.resume(step, state, answer, ctx)
-        self._on_result(out)
+        self._on_result(step, out, time.monotonic() - started)
         return out
 
 

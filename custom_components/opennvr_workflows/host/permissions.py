@@ -8,14 +8,16 @@ integration, fails on one this table does not list, and runs each as every role.
 
 The rules, as a careful homeowner would set them:
 
-* changing workflows and their state is for admins (:attr:`Rule.ADMIN`);
+* changing workflows and their state, and pausing them all, is for admins
+  (:attr:`Rule.ADMIN`);
 * starting a workflow (its Run now button, ``run_workflow``, a spoken message) is for
   admins and the people Home Assistant lets control that workflow's entities
   (:attr:`Rule.OPERATE`): a household user may, a read-only user may not;
 * reading (runs, events, pictures, plates) is for every person logged in, each seeing only
   what touches the cameras whose camera entity they may read (:attr:`Rule.READ`; the
   filter is :meth:`Caller.may_see`, applied by the door to what it returns);
-* marking a run right or wrong is for admins and approvers (:attr:`Rule.MARK`);
+* marking a run right or wrong, and deleting the case a mark kept, is for admins and
+  approvers (:attr:`Rule.MARK`);
 * answering is for the people a question is addressed to (:attr:`Rule.ASKED`; the
   approvals desk decides which question is whose);
 * pictures and the answer page are served only through links signed for someone who may
@@ -134,7 +136,8 @@ _W: Final = f"{DOMAIN}/workflows/"
 _A: Final = f"{DOMAIN}/approvals/"
 
 #: Every door and its rule. Keys: ``action:<name>``, ``ws:<type>``, ``http:<url>``,
-#: ``tool:<short name>``, ``intent:<type>``, ``entity:<domain>.<translation key>``.
+#: ``tool:<short name>``, ``intent:<type>``, ``entity:<domain>.<translation key>``,
+#: ``media:<browse or resolve>`` (the Media panel's evidence pictures).
 DOORS: Final[Mapping[str, Rule]] = {
     # Actions
     "action:look": Rule.READ,
@@ -152,6 +155,11 @@ DOORS: Final[Mapping[str, Rule]] = {
     "action:try_workflow": Rule.ADMIN,
     "action:reload": Rule.ADMIN,
     "action:describe_workflow": Rule.ADMIN,
+    # The home's own cases and measuring the model (host/case_actions.py)
+    "action:list_cases": Rule.READ,
+    "action:export_cases": Rule.READ,
+    "action:delete_case": Rule.MARK,
+    "action:measure_model": Rule.ADMIN,
     # Websocket commands (the Workflows panel and the dashboard card)
     f"ws:{_W}list": Rule.READ,
     f"ws:{_W}runs": Rule.READ,
@@ -173,6 +181,8 @@ DOORS: Final[Mapping[str, Rule]] = {
     f"http:/api/{DOMAIN}/answer/{{token}}/confirm": Rule.ANSWER_LINK,
     f"http:/api/{DOMAIN}/picture/{{entry_id}}/{{name}}": Rule.SIGNED_LINK,
     f"http:/api/{DOMAIN}/evidence/{{entry_id}}/{{run_id}}": Rule.SIGNED_LINK,
+    f"http:/api/{DOMAIN}/thumbnail/{{entry_id}}/{{run_id}}": Rule.READ,
+    f"http:/api/{DOMAIN}/case_picture/{{entry_id}}/{{kind}}/{{name}}": Rule.SIGNED_LINK,
     # Assist tools (the integration's own API and the built-in Assist API)
     "tool:describe_camera": Rule.READ,
     "tool:recent_events": Rule.READ,
@@ -194,6 +204,14 @@ DOORS: Final[Mapping[str, Rule]] = {
     "entity:select.workflow_state": Rule.ADMIN,
     "entity:select.site_mode": Rule.OPERATE,
     "entity:button.workflow_run_now": Rule.OPERATE,
+    "entity:select.vision_model": Rule.ADMIN,
+    # Entities that answer: the AI Task looks at a camera (it moves nothing; each person
+    # is answered about the cameras they may see)
+    "entity:ai_task.look": Rule.READ,
+    # The Media panel: the pictures AI steps looked at, by workflow and day
+    "media:browse": Rule.READ,
+    "media:resolve": Rule.READ,
+    "entity:switch.pause_workflows": Rule.ADMIN,
 }
 
 

@@ -22,6 +22,7 @@ from homeassistant.core import HomeAssistant, ServiceCall, ServiceResponse
 from ..engine import Accuracy, UnknownRunError
 from ..engine.starting import EVENT_FIELDS
 from .action_support import (
+    entry_of,
     host_of,
     invalid,
     listed,
@@ -29,6 +30,9 @@ from .action_support import (
     log_change,
     user_name,
 )
+from .ai_mark import start_mark
+from .case_marks import async_keep_mark, async_prepare_mark
+from .measurements import check_entry_turn_on
 from .permissions import Caller, async_caller
 from .read_scope import action_caller, visible_run, visible_workflow
 from .run_view import run_view
@@ -47,7 +51,9 @@ async def async_run_workflow(hass: HomeAssistant, call: ServiceCall) -> ServiceR
     The run's ``{user}`` is the caller, never a variable. A person who is not an admin
     may not fill the event's own fields (only ``camera``, a role they may see), and the
     values they pass are marked as theirs (``supplied_by``): the run then moves nothing
-    without a person's reply, whatever its conditions read."""
+    without a person's reply, whatever its conditions read. A call that descends from AI
+    output (its context's lineage, or the ``from_context`` it names) starts an AI-derived
+    run (:func:`.ai_mark.start_mark`)."""
     host = host_of(hass, call)
     loaded = loaded_workflow(host, call.data["workflow"])
     variables = dict(call.data.get("variables") or {})
@@ -58,12 +64,16 @@ async def async_run_workflow(hass: HomeAssistant, call: ServiceCall) -> ServiceR
     if person and variables:
         assert caller is not None
         _check_own_variables(host, caller, variables)
+    also = (call.data["from_context"],) if call.data.get("from_context") else ()
+    mark = start_mark(host, loaded.workflow_id, call.context, also)
     started = host.engine.start_now(
         loaded.workflow_id,
         variables,
         message=call.data.get("message"),
         user=await user_name(hass, call.context),
-        chain=host.effects.contexts.chain_of(call.context),
+        chain=mark.chain,
+        ai_derived=mark.ai_derived,
+        ai_origin=mark.ai_origin,
         supplied_by=caller.user_id if person and variables and caller else None,
     )
     return {"run_ids": list(started.run_ids), "joined": started.joined, "reason": started.reason}
@@ -93,6 +103,7 @@ async def async_set_state(hass: HomeAssistant, call: ServiceCall) -> ServiceResp
     loaded = loaded_workflow(host, call.data["workflow"])
     workflow, state = loaded.workflow, call.data["state"]
     assert workflow is not None  # loaded_workflow refuses a file without one
+    check_entry_turn_on(entry_of(hass, call), loaded.workflow_id, workflow, state)
     before = host.engine.workflow_status(loaded.workflow_id).state
     status = host.engine.set_workflow_state(loaded.workflow_id, state)
     if before != status.state:
@@ -108,6 +119,7 @@ async def async_mark_run(hass: HomeAssistant, call: ServiceCall) -> ServiceRespo
     run_id, right = call.data["run_id"], bool(call.data["right"])
     try:
         run = await host.engine.run_detail(run_id)
+        case = await async_prepare_mark(hass, call, host, run)  # refuses a wrong correction
         accuracy = await host.engine.mark_run(run_id, right, await user_name(hass, context))
     except UnknownRunError as err:
         raise invalid("unknown_run", run_id=run_id) from err
@@ -115,12 +127,15 @@ async def async_mark_run(hass: HomeAssistant, call: ServiceCall) -> ServiceRespo
     loaded = host.files.get(workflow_id)
     name = loaded.workflow.name if loaded and loaded.workflow else workflow_id
     log_change(call, hass, name, f"run {run_id} was marked {'right' if right else 'wrong'}")
-    return {
+    response: dict[str, Any] = {
         "run_id": run_id,
         "workflow_id": workflow_id,
         "right": right,
         "accuracy": {key: accuracy_data(acc) for key, acc in accuracy.items()},
     }
+    if case is not None:  # the home's own case (host/case_marks.py)
+        response["case"] = await async_keep_mark(hass, call, case)
+    return response
 
 
 async def async_get_runs(hass: HomeAssistant, call: ServiceCall) -> ServiceResponse:

@@ -23,6 +23,7 @@ from homeassistant.helpers.storage import Store
 
 from ..const import DOMAIN
 from ..engine import RunContext
+from .lineage import context_lineage
 
 EVENT_RUN: Final = f"{DOMAIN}_run"
 #: How long a sent key is remembered: longer than any run waits for a person.
@@ -31,35 +32,34 @@ LEDGER_MAX: Final = 20_000
 _STORE_VERSION: Final = 1
 
 
+def ledger_key(entry_id: str) -> str:
+    """The storage key of an entry's sent ledger (the removal deletes it)."""
+    return f"{DOMAIN}.{entry_id}.sent"
+
+
 def short_key(key: str) -> str:
     """A stable, short, URL- and tag-safe form of an effect key."""
     return hashlib.blake2s(key.encode(), digest_size=10).hexdigest()
 
 
 class RunContexts:
-    """The Home Assistant context of each run (kept while the run is known), and back from
-    a context to the run's chain, so an action a run called (or an automation a run set
-    off) that starts a workflow carries the chain and stops at the depth limit."""
+    """The Home Assistant context of each run (kept while the run is known), told to the
+    instance's :class:`~.lineage.ContextLineage`: a context that descends from a run's (an
+    action a run called, an automation it set off, a helper it set and the automation on
+    that) carries the run's chain, so a workflow it starts stops at the depth limit, and
+    the AI mark when what the run emitted carried AI output."""
 
     def __init__(self, hass: HomeAssistant) -> None:
         self._hass = hass
         self._contexts: dict[str, Context] = {}
-        self._chains: dict[str, tuple[str, ...]] = {}
-
-    def chain_of(self, context: Context | None) -> tuple[str, ...]:
-        """The chain of the run behind ``context`` or its parent; ``()`` when none."""
-        if context is None:
-            return ()
-        for context_id in (context.id, context.parent_id):
-            if context_id is not None and (chain := self._chains.get(context_id)):
-                return chain
-        return ()
+        self.lineage = context_lineage(hass)
 
     def of(self, ctx: RunContext) -> Context:
+        """The run's context; marked from the first effect that carries AI output on."""
         context = self._contexts.get(ctx.run_id)
         if context is None:
             context = self._contexts[ctx.run_id] = Context()
-            self._chains[context.id] = ctx.chain
+            self.lineage.run(context.id, ctx.chain, ctx.ai_derived)
             self._hass.bus.async_fire(
                 EVENT_RUN,
                 {
@@ -71,8 +71,24 @@ class RunContexts:
                 context=context,
             )
             if len(self._contexts) > 4096:
-                dropped = self._contexts.pop(next(iter(self._contexts)))
-                self._chains.pop(dropped.id, None)
+                self._contexts.pop(next(iter(self._contexts)))
+        elif ctx.ai_derived:
+            self.lineage.mark(context.id)
+        return context
+
+    def find(self, run_id: str | None) -> Context | None:
+        """The context a run acted under, if it acted since Home Assistant started."""
+        return self._contexts.get(run_id) if run_id else None
+
+    def for_output(self, run_id: str | None, ai_derived: bool) -> Context | None:
+        """The context to write something a run produced under (an entity's state, an
+        event): the run's own; for AI output without one, a new marked context; None for
+        plain output of a run that never acted (Home Assistant makes its own)."""
+        context = self.find(run_id)
+        if context is None and ai_derived:
+            context = Context()
+        if context is not None and ai_derived:
+            self.lineage.mark(context.id)
         return context
 
 
@@ -80,9 +96,7 @@ class SentLedger:
     """Keys of effects already sent, durable across restarts."""
 
     def __init__(self, hass: HomeAssistant, entry_id: str) -> None:
-        self._store: Store[dict[str, Any]] = Store(
-            hass, _STORE_VERSION, f"{DOMAIN}.{entry_id}.sent"
-        )
+        self._store: Store[dict[str, Any]] = Store(hass, _STORE_VERSION, ledger_key(entry_id))
         self._sent: dict[str, float] = {}
 
     async def async_load(self) -> None:

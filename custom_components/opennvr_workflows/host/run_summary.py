@@ -10,6 +10,7 @@ alerts back (see :mod:`..engine.trust`).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -55,9 +56,12 @@ class RunOutcome:
     confidence: float | None = None
     step: str | None = None
     ended_at: datetime | None = None
+    #: the outcome is AI output: an AI step decided it, or AI output started the run
+    ai_derived: bool = False
 
     def attributes(self) -> dict[str, Any]:
         return {
+            "ai_derived": self.ai_derived,
             "run_id": self.run_id,
             "reason": self.reason,
             "confidence": self.confidence,
@@ -80,11 +84,13 @@ def run_outcome(detail: Mapping[str, Any]) -> RunOutcome:
         "status": status,
         "test": bool(detail.get("test")),
         "ended_at": datetime.fromtimestamp(ended, UTC) if ended else None,
+        "ai_derived": started_by_ai(detail),
     }
     if status in ("failed", "cancelled"):
         return RunOutcome(outcome=status, reason=detail.get("error"), **common)
     decided = [s for s in detail.get("steps", ()) if s.get("kind") == "ai" and s.get("outcome")]
     if decided:
+        common["ai_derived"] = True
         last = max(decided, key=lambda s: s.get("seq") or 0)
         confidence = last.get("confidence")
         return RunOutcome(
@@ -95,6 +101,17 @@ def run_outcome(detail: Mapping[str, Any]) -> RunOutcome:
             **common,
         )
     return RunOutcome(outcome=str(detail.get("outcome") or status)[:MAX_STATE], **common)
+
+
+def started_by_ai(detail: Mapping[str, Any]) -> bool:
+    """Whether AI output started the run (its stored trigger is marked)."""
+    trigger = detail.get("trigger")
+    if isinstance(trigger, str):
+        try:
+            trigger = json.loads(trigger)
+        except ValueError:
+            return False
+    return isinstance(trigger, Mapping) and trigger.get("ai_derived") is True
 
 
 @dataclass(frozen=True, slots=True)

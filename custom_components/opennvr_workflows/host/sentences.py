@@ -42,13 +42,31 @@ def install(config_dir: Path) -> list[Path]:
     return written
 
 
+def uninstall(config_dir: Path) -> None:
+    """Delete the installed copies (blocking); the folders stay (they may hold others)."""
+    for language in LANGUAGES:
+        installed_path(config_dir, language).unlink(missing_ok=True)
+
+
+async def async_uninstall(hass: HomeAssistant) -> None:
+    """Take the sentences out (the last site is removed: their intents are gone) and
+    have Assist read its sentences again."""
+    await hass.async_add_executor_job(uninstall, Path(hass.config.config_dir))
+    await _reload(hass)
+
+
 async def async_install(hass: HomeAssistant) -> list[Path]:
     """Install the sentences and have Assist read them again (when it runs)."""
     written = await hass.async_add_executor_job(install, Path(hass.config.config_dir))
+    await _reload(hass)
+    return written
+
+
+async def _reload(hass: HomeAssistant) -> None:
+    """Ask Assist to read its sentences again (when it runs)."""
     if hass.services.has_service(CONVERSATION, "reload"):
         # Per language: a reload of every language would also read configuration.yaml.
         for language in LANGUAGES:
             await hass.services.async_call(
                 CONVERSATION, "reload", {"language": language}, blocking=True
             )
-    return written

@@ -5,7 +5,8 @@ once for the domain (``async_setup``), each acting on the entry named by
 The handlers live by topic: :mod:`.ai_actions` (look, investigate), :mod:`.run_actions`
 (run_workflow, set_workflow_state, mark_run, get_runs, reload), :mod:`.file_actions` (validate,
 import, export, rollback), :mod:`.trial` (try_workflow), :mod:`.history_action`
-(search_history) and :mod:`.describe` (describe_workflow); each module documents its
+(search_history), :mod:`.describe` (describe_workflow) and :mod:`.case_actions`
+(list_cases, delete_case, export_cases, measure_model); each module documents its
 responses. The fields, selectors and descriptions are in ``services.yaml`` and
 ``strings.json``.
 """
@@ -33,6 +34,9 @@ from . import (
 )
 from .action_support import host_of, workflow_file
 from .approval_links import async_register_views
+from .case_actions import CASE_SERVICES
+from .case_marks import MARK_FIELDS
+from .case_pictures import async_register_case_picture_view
 from .permissions import DOORS, Rule, async_allow
 
 Handler = Callable[[HomeAssistant, ServiceCall], Awaitable[ServiceResponse]]
@@ -85,6 +89,7 @@ SERVICES: Final[dict[str, tuple[Handler, vol.Schema, SupportsResponse]]] = {
                 **_WORKFLOW,
                 vol.Optional("variables"): vol.Schema({cv.string: object}),
                 vol.Optional("message"): cv.string,
+                vol.Optional("from_context"): vol.Any(None, cv.string),
             }
         ),
         SupportsResponse.OPTIONAL,
@@ -120,7 +125,9 @@ SERVICES: Final[dict[str, tuple[Handler, vol.Schema, SupportsResponse]]] = {
     ),
     "mark_run": (
         run_actions.async_mark_run,
-        _schema({vol.Required("run_id"): cv.string, vol.Required("right"): cv.boolean}),
+        _schema(
+            {vol.Required("run_id"): cv.string, vol.Required("right"): cv.boolean, **MARK_FIELDS}
+        ),
         SupportsResponse.OPTIONAL,
     ),
     "try_workflow": (
@@ -184,7 +191,8 @@ def async_setup_services(hass: HomeAssistant) -> None:
     ``async_setup``)."""
     approval_api.async_register_websocket(hass)
     async_register_views(hass)
-    for name, (handler, schema, response) in SERVICES.items():
+    async_register_case_picture_view(hass)
+    for name, (handler, schema, response) in {**SERVICES, **CASE_SERVICES}.items():
         hass.services.async_register(
             DOMAIN,
             name,

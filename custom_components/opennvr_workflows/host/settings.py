@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from ..ai import SiteRules
 from ..ai.context import DEFAULT_FLOOR
@@ -19,15 +19,21 @@ from ..const import (
     CONF_CAMERA_ROLES,
     CONF_DEFAULT_LIMITS,
     CONF_EMBEDDING_MODEL,
+    CONF_FULL_TEXT_TO,
     CONF_HARDWARE,
     CONF_MODEL_ALLOW_LIST,
+    CONF_MODEL_APPS,
     CONF_MODEL_GATE,
     CONF_MOVING_WEBHOOKS,
+    CONF_OLLAMA_ANYWHERE,
     CONF_OLLAMA_URL,
+    CONF_REMOVE_WORKFLOW_FILES,
+    CONF_RETENTION,
     CONF_SITE_FACTS,
     CONF_SITE_LISTS,
     CONF_TEXT_MODEL,
     CONF_TOOL_POLICY,
+    CONF_TRUSTED_STARTS,
     CONF_VISION_MODEL,
     CONF_WEBHOOKS,
     DEFAULT_OLLAMA_URL,
@@ -35,6 +41,49 @@ from ..const import (
     HARDWARE_GPU,
 )
 from ..evaluation.gate import GateResult
+from ..workflow.vocabulary import ANSWER_FRESH_S
+
+
+@dataclass(frozen=True, slots=True)
+class Retention:
+    """How long the integration keeps what it stores (the options' *Data kept* page).
+
+    Runs, versions and marks are in the run database; the evidence pictures (the frame
+    each run's AI step looked at) in a folder beside it, bounded by age and by size."""
+
+    #: ended runs, with their steps, tool calls, questions and AI decisions
+    runs_days: int = 30
+    #: workflow versions no workflow runs and no kept run used (how far a rollback reaches)
+    versions_days: int = 90
+    #: people's right/wrong marks (the AI steps' accuracy)
+    marks_days: int = 365
+    #: the evidence pictures, at most this old and this many megabytes together
+    evidence_days: int = 30
+    evidence_mb: int = 200
+
+    #: Each setting's bounds, for the options form and for reading stored values.
+    RANGES: ClassVar[Mapping[str, tuple[int, int]]] = {
+        "runs_days": (1, 3650),
+        "versions_days": (1, 3650),
+        "marks_days": (1, 3650),
+        "evidence_days": (0, 3650),
+        "evidence_mb": (0, 100_000),
+    }
+
+    @classmethod
+    def from_option(cls, value: Any) -> Retention:
+        """The stored mapping; a setting missing or out of shape keeps its default."""
+        stored = _mapping(value)
+        defaults = cls()
+        return cls(
+            **{
+                key: _int(stored.get(key), getattr(defaults, key), low, high)
+                for key, (low, high) in cls.RANGES.items()
+            }
+        )
+
+    def as_option(self) -> dict[str, int]:
+        return {key: getattr(self, key) for key in self.RANGES}
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +101,8 @@ class HostSettings:
     site: SiteRules = field(default_factory=SiteRules)
     ai_enabled: bool = True
     ollama_url: str = DEFAULT_OLLAMA_URL
+    #: an admin let pictures and texts go to an Ollama outside the local network
+    ollama_anywhere: bool = False
     vision_model: str = ""
     text_model: str = ""
     #: the evaluation gate's stored result (None: never measured)
@@ -65,7 +116,22 @@ class HostSettings:
     moving_webhooks: frozenset[str] = frozenset()
     #: models an admin may name in the look / investigate actions
     model_allow_list: tuple[str, ...] = ()
+    #: OpenNVR apps that run a model themselves: their alerts are AI output
+    model_apps: frozenset[str] = frozenset()
+    #: how long a person's answer clears an action that moves things (then: ask again)
+    answer_fresh_s: float = ANSWER_FRESH_S
     max_chain_depth: int = 3
+    #: model calls an hour for what runs outside a workflow (the AI Task): the options'
+    #: default ``ai_per_hour``, the allowance a workflow without limits of its own gets
+    ai_per_hour: int = 60
+    #: workflows an admin marked as started only by trusted triggers (see
+    #: :func:`.ai_mark.start_mark`)
+    trusted_starts: frozenset[str] = frozenset()
+    retention: Retention = field(default_factory=Retention)
+    #: removing the integration deletes the workflow files too (off: they are kept)
+    remove_workflow_files: bool = False
+    #: notify services an admin lets carry the full text out of the house
+    full_text_to: frozenset[str] = frozenset()
 
     #: OpenNVR camera id -> the roles mapped to it, in the options' order (derived from
     #: ``roles`` once: every event reads it).
@@ -117,6 +183,7 @@ class HostSettings:
             ),
             ai_enabled=bool(options.get(CONF_AI_ENABLED, True)),
             ollama_url=str(options.get(CONF_OLLAMA_URL) or DEFAULT_OLLAMA_URL),
+            ollama_anywhere=bool(options.get(CONF_OLLAMA_ANYWHERE, False)),
             vision_model=str(options.get(CONF_VISION_MODEL) or ""),
             text_model=str(options.get(CONF_TEXT_MODEL) or ""),
             model_gate=GateResult.from_option(options.get(CONF_MODEL_GATE)),
@@ -129,7 +196,15 @@ class HostSettings:
             },
             moving_webhooks=frozenset(_strs(options.get(CONF_MOVING_WEBHOOKS))),
             model_allow_list=_strs(options.get(CONF_MODEL_ALLOW_LIST)),
+            model_apps=frozenset(_strs(options.get(CONF_MODEL_APPS))),
+            answer_fresh_s=60.0
+            * _int(limits.get("answer_fresh_minutes"), int(ANSWER_FRESH_S // 60), 1, 1_440),
             max_chain_depth=_int(limits.get("chain_depth"), 3, 1, 10),
+            ai_per_hour=_int(limits.get("ai_per_hour"), 60, 0, 3_600),
+            trusted_starts=frozenset(_strs(options.get(CONF_TRUSTED_STARTS))),
+            retention=Retention.from_option(options.get(CONF_RETENTION)),
+            remove_workflow_files=bool(options.get(CONF_REMOVE_WORKFLOW_FILES, False)),
+            full_text_to=frozenset(_strs(options.get(CONF_FULL_TEXT_TO))),
         )
 
 

@@ -12,6 +12,7 @@ from ..const import DOMAIN, LOGGER
 from ..engine import StoreError, StoreLockedError
 from ..runtime import OpenNVRConfigEntry
 from .history import async_start_history
+from .home_evaluation import async_start_home_evaluation
 from .ids import camera_unique_id, workflow_unique_id
 from .settings import HostSettings
 from .workflows import WorkflowHost
@@ -68,6 +69,7 @@ async def async_setup_workflows(hass: HomeAssistant, entry: OpenNVRConfigEntry) 
             translation_placeholders={"detail": str(err)},
         ) from err
     runtime.workflows = host
+    runtime.evaluation = await async_start_home_evaluation(hass, entry)
     # The camera assistant's LLM API (assist/api.py), while the entry is loaded.
     entry.async_on_unload(async_register_assist(hass, entry))
 

@@ -27,18 +27,20 @@ from ..engine.engine import TaskSpawner
 from ..nvr.hub import EventHub
 from ..nvr.presence_ha import async_start_presence
 from ..workflow import Problem, Report, SiteProfile, Workflow, validate_text
-from ..workflow.model import ActionStep, PersonInZoneTrigger
+from ..workflow.model import Action, ActionStep, PersonInZoneTrigger
 from ..workflow.yaml_loader import load_yaml
 from . import files as folder_io
 from . import issues
 from .action_effects import ActionJudge, cleared_steps, import_hook
-from .ai_port import Evidence, HaAiPort
+from .ai_port import HaAiPort
 from .approvals import ApprovalDesk
 from .effects import HaEffects
+from .evidence_store import EvidenceStore
 from .model_watch import ModelWatch
 from .permissions import needs_admin_to_turn_on
 from .run_context import SentLedger
 from .settings import HostSettings
+from .site_pause import SitePause
 from .skills import site_skills
 
 _LOGGER = logging.getLogger(__name__)
@@ -113,9 +115,12 @@ class WorkflowHost:
         self.camera_entity = camera_entity
         self.workflow_entity = workflow_entity
         self.folder = Path(hass.config.path(WORKFLOW_FOLDER))
-        self.db_path = Path(hass.config.path(".storage", f"{DOMAIN}.{entry_id}.db"))
+        self.db_path = database_path(hass, entry_id)
         self.files: dict[str, WorkflowFile] = {}
-        self.evidence: dict[str, Evidence] = {}
+        #: Each run's evidence picture on disk, and each workflow's latest in memory
+        #: (``evidence``: workflow id -> the last frame one of its AI steps looked at).
+        self.evidence_store = EvidenceStore(hass, entry_id, lambda: self.settings.retention)
+        self.evidence = self.evidence_store.latest
         self.apps: frozenset[str] = frozenset()
         self._site: SiteProfile | None = None
         self._listeners: list[Callable[[], None]] = []
@@ -125,7 +130,8 @@ class WorkflowHost:
             client,
             settings,
             make_client=lambda s: make_llm_client(s, ssl_context=ssl_context),
-            on_evidence=self._on_evidence,
+            on_evidence=self.evidence_store.keep,
+            may_send=lambda: self.model_watch.sends_allowed,
         )
         self.effects = HaEffects(
             hass,
@@ -155,12 +161,18 @@ class WorkflowHost:
             self.effects,
             self.model_watch.observe(self.ai),
             tz=_tz(hass),
+            retention_days=settings.retention.runs_days,
+            versions_days=settings.retention.versions_days,
+            marks_days=settings.retention.marks_days,
             max_chain_depth=settings.max_chain_depth,
             spawn=spawn,
         )
+        self._apply_policy()
         # The engine's start may close questions (timeouts that fell while Home Assistant
         # was off) before the desk takes taps: the desk logs those in the run's trace.
         self.desk.engine = self.engine
+        #: The site switch that pauses every workflow (:mod:`.site_pause`).
+        self.pause = SitePause(hass, entry_id, self.engine, self.desk.texts)
 
     # ── lifecycle ──────────────────────────────────────────────────────
 
@@ -175,7 +187,15 @@ class WorkflowHost:
         self.apps = await self._read_apps()
         await self._load_folder()
         await self.desk.async_load()
+        await self.pause.async_load()
+        await self.evidence_store.async_start()
+        if self.settings.ai_enabled:
+            # Before the first run: no frame goes to a server that may not have it.
+            await self.model_watch.async_check_locality()
         await self.engine.start()
+        # Home Assistant's context lineage (the AI mark through automations), followed
+        # while this site's workflows run (resumed runs act only after this returns).
+        self._unsubscribe.append(self.effects.contexts.lineage.async_listen(self.hass))
         await self.desk.async_start(self.engine)
         self._unsubscribe.append(self.hub.subscribe_durable(self.dispatch))
         self._unsubscribe.append(self.engine.subscribe(self._on_update))
@@ -196,6 +216,22 @@ class WorkflowHost:
         await self.engine.stop(STOP_GRACE_S)
         await self.desk.async_stop()
         await self.effects.ledger.async_flush()
+        await self.evidence_store.async_stop()
+
+    # ── backups ────────────────────────────────────────────────────────
+
+    async def async_hold_for_backup(self) -> None:
+        """Before Home Assistant copies the configuration: write every store now (the
+        sent ledger, the questions, the evidence index), then fold the run database's
+        WAL into it and keep its writes waiting, so the copy holds one commit's state."""
+        await self.effects.ledger.async_flush()
+        await self.desk.tickets.async_save()
+        await self.evidence_store.async_flush()
+        await self.engine.hold_writes()
+
+    def release_after_backup(self) -> None:
+        """The copy is taken: the writes that waited go to the database."""
+        self.engine.release_writes()
 
     # ── the folder ─────────────────────────────────────────────────────
 
@@ -231,6 +267,8 @@ class WorkflowHost:
             camera_roles=frozenset(self.settings.roles),
             lists=frozenset(self.settings.site.lists),
             moves_things=import_hook(ActionJudge.of(self.hass, self.settings.moving_webhooks)),
+            model_apps=self.settings.model_apps,
+            answer_fresh_s=self.settings.answer_fresh_s,
         )
 
     def needs_admin_to_turn_on(self, workflow: Workflow) -> bool:
@@ -351,6 +389,21 @@ class WorkflowHost:
         self.settings = settings
         self.ai.update(settings)
         self.effects.settings = settings
+        self._apply_policy()
+
+    def _apply_policy(self) -> None:
+        """Hand the engine what the validator checked files against: the apps whose
+        alerts are AI output, how long an answer clears an action, and this host's
+        judgement of what an action does (read when a question is asked)."""
+        policy = self.engine.policy
+        policy.model_apps = self.settings.model_apps
+        policy.answer_fresh_s = self.settings.answer_fresh_s
+        policy.moves_things = self._moves_here
+
+    def _moves_here(self, action: Action) -> str | None:
+        """Why ``action`` moves things on this site now (None: it informs): the judgement
+        the import checked the file with (:meth:`site_profile`), read when it is asked."""
+        return import_hook(ActionJudge.of(self.hass, self.settings.moving_webhooks))(action)
 
     @callback
     def _on_update(self, update: EngineUpdate) -> None:
@@ -358,13 +411,10 @@ class WorkflowHost:
             self._sync_attention_issues()
         self._changed()
 
-    def _on_evidence(self, workflow_id: str, evidence: Evidence) -> None:
-        self.evidence[workflow_id] = evidence
-
-    def _picture_of(self, workflow_id: str, run_id: str) -> bytes | None:
-        """The picture the run's AI step looked at, if the workflow's last one is its."""
-        evidence = self.evidence.get(workflow_id)
-        return evidence.image if evidence is not None and evidence.run_id == run_id else None
+    async def _picture_of(self, workflow_id: str, run_id: str) -> bytes | None:
+        """The picture the run's AI step looked at (kept per run, also after a restart)."""
+        evidence = await self.evidence_store.async_read(run_id)
+        return evidence.image if evidence is not None else None
 
     def _sync_attention_issues(self) -> None:
         keep: set[str] = set()
@@ -397,6 +447,11 @@ class WorkflowHost:
         return frozenset(
             str(d.origin).removeprefix("app:") for d in catalog.descriptors if d.origin
         ) - {"core"}
+
+
+def database_path(hass: HomeAssistant, entry_id: str) -> Path:
+    """The run database of an entry (its WAL, shared memory and lock files beside it)."""
+    return Path(hass.config.path(".storage", f"{DOMAIN}.{entry_id}.db"))
 
 
 def load_folder(folder: Path, site: SiteProfile) -> dict[str, WorkflowFile]:

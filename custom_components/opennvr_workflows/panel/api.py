@@ -33,6 +33,7 @@ from ..engine import UnknownVersionError
 from ..engine.versions import VersionDecodeError
 from ..host import file_actions, run_actions, trial
 from ..host.action_support import invalid
+from ..host.case_marks import MARK_FIELDS
 from ..host.permissions import Caller, permits
 from ..host.read_scope import may_see_workflow, visible_run, visible_workflow
 from ..host.ws_doors import async_register_gated, door_of
@@ -285,10 +286,10 @@ ws_try = _action_command(
     "try_workflow",
     trial.async_try_workflow,
 )
-#: Right or wrong (admins and approvers: the action checks).
+#: Right or wrong (admins and approvers: the action checks), with what was right.
 ws_mark = _action_command(
     "mark",
-    {**_ENTRY, vol.Required("run_id"): str, vol.Required("right"): bool},
+    {**_ENTRY, vol.Required("run_id"): str, vol.Required("right"): bool, **MARK_FIELDS},
     "mark_run",
     run_actions.async_mark_run,
 )

@@ -1,9 +1,10 @@
 """The frame a run's AI step looked at, through a signed link.
 
-The host keeps the last frame of each workflow in memory (:attr:`.WorkflowHost.evidence`);
-the run page links to it with a path signed by Home Assistant (the same signing as a
-question's picture, :func:`..host.approval_links.sign`), so an ``<img>`` can load it
-without the page's token, and Home Assistant refuses it once expired or altered.
+The host keeps the frame of each run on disk, within the bounds of the options' *Data
+kept* page (:mod:`..host.evidence_store`); the run page links to it with a path signed by
+Home Assistant (the same signing as a question's picture,
+:func:`..host.approval_links.sign`), so an ``<img>`` can load it without the page's token,
+and Home Assistant refuses it once expired or altered.
 
 The view serves only such signed requests: a person's own token is refused, since the
 check that they may see the frame's camera is made when the link is made, for them
@@ -17,6 +18,7 @@ from typing import Final
 
 from aiohttp import web
 from homeassistant.components.http import KEY_HASS, HomeAssistantView
+from homeassistant.components.image import infer_image_type
 from homeassistant.core import HomeAssistant, callback
 
 from ..const import DOMAIN
@@ -50,7 +52,7 @@ def async_register_evidence_view(hass: HomeAssistant) -> None:
 
 
 class EvidenceView(HomeAssistantView):
-    """The run's frame while the host still holds it; 404 once a later run replaced it."""
+    """The run's frame while the host keeps it; 404 once the bounds removed it."""
 
     url = EVIDENCE_URL
     name = f"api:{DOMAIN}:evidence"
@@ -63,11 +65,11 @@ class EvidenceView(HomeAssistantView):
         for host in loaded_hosts(hass):
             if host.entry_id != entry_id:
                 continue
-            for held in host.evidence.values():
-                if held.run_id == run_id:
-                    return web.Response(
-                        body=held.image,
-                        content_type="image/jpeg",
-                        headers={"Cache-Control": "private, max-age=3600"},
-                    )
+            held = await host.evidence_store.async_read(run_id)
+            if held is not None:
+                return web.Response(
+                    body=held.image,
+                    content_type=infer_image_type(held.image) or "image/jpeg",
+                    headers={"Cache-Control": "private, max-age=3600"},
+                )
         return web.Response(status=HTTPStatus.NOT_FOUND)

@@ -75,12 +75,12 @@ def _mark(row: Mapping[str, Any] | None) -> dict[str, Any] | None:
 def evidence(
     hass: HomeAssistant, host: WorkflowHost, caller: Caller, workflow_id: str, run_id: str
 ) -> list[dict[str, str]]:
-    """Signed links to the pictures of the run this process still holds: the frame its
-    AI step looked at (while it is the workflow's latest) and its questions' pictures;
+    """Signed links to the pictures of the run the host keeps: the frame its AI step
+    looked at (kept per run, within the options' bounds) and its questions' pictures;
     only those of cameras ``caller`` may see."""
     out: list[dict[str, str]] = []
-    held = host.evidence.get(workflow_id)
-    if held is not None and held.run_id == run_id:
+    held = host.evidence_store.row(run_id)
+    if held is not None:
         url = evidence_link(hass, host, caller, run_id, held.camera, LINK_S)
         if url is not None:
             out.append({"kind": "frame", "camera": held.camera or "", "url": url})

@@ -614,7 +614,8 @@ class Workflow:
 
     ``needs`` are the skills the workflow requires of the site (checked at import).
     ``conditions`` gate the whole run: when one fails, the run ends before ``then``.
-    ``always`` runs after whichever path of ``then`` ran (not when the conditions failed).
+    ``always`` runs after whichever path of ``then`` ran (not when the conditions failed),
+    with its own scope: the trigger's values, never what a path of ``then`` defined.
     """
 
     name: str

@@ -6,8 +6,16 @@ person who answers or reads the trace. Two names that render the same must there
 same name, whatever code points spell them: ``Yes`` and ``\uff39\uff45\uff53`` (full width),
 ``yes`` (case), ``Yes`` with a zero-width space or a soft hyphen in it, ``Y\u0435s`` (with a
 Cyrillic ``e``), ``Ye\u0301s`` (a combining accent), ``Yes  now`` and ``Yes\u00a0now``
-(spaces). Every check that compares user-chosen names compares :func:`name_key`, so the rule
-is written once.
+(spaces), ``Keep Iocked`` (a capital I for a small l), ``Keep \u029focked`` (a small capital),
+``Keep locked\u2800`` (a blank braille pattern). Every check that compares user-chosen names
+compares :func:`name_key`, so the rule is written once.
+
+Which characters look alike is Unicode's own data, not a list kept here: the confusables of
+UTS #39 (Unicode Security Mechanisms), as the ``confusable-homoglyphs`` package ships them,
+give each character the *prototype* it is taken for, and a name's *skeleton* is the name with
+each character replaced by its prototype (:func:`skeleton`). Which characters show nothing is
+Unicode's too: formatting characters and the other default-ignorable code points, the Hangul
+fillers, and symbols that render as a blank (:data:`INVISIBLE_CHARACTERS`).
 
 Some characters have no place in a name at all: control characters, formatting characters
 (zero-width joiners and spaces, soft hyphens, direction overrides that make text read in
@@ -18,32 +26,49 @@ located error instead of being quietly cleaned.
 
 from __future__ import annotations
 
+import json
+import re
 import unicodedata
+from functools import cache
+from importlib import resources
 
-__all__ = ["FORBIDDEN_CATEGORIES", "forbidden_character", "name_key", "names_clash"]
+__all__ = [
+    "FORBIDDEN_CATEGORIES",
+    "INVISIBLE_CHARACTERS",
+    "forbidden_character",
+    "name_key",
+    "names_clash",
+    "skeleton",
+]
 
 #: Unicode general categories refused in names: controls (Cc), formatting characters (Cf:
 #: zero-width, soft hyphen, bidirectional overrides and isolates, byte order mark), surrogates
 #: (Cs), private use (Co), unassigned (Cn), and line and paragraph separators (Zl, Zp).
 FORBIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 
-#: Letters of other scripts that look like a Latin letter in common fonts, after case
-#: folding (from Unicode's confusables data, UTS #39: Cyrillic, Greek, Armenian and a few
-#: Latin look-alikes). Mapped to the Latin letter they are taken for.
-_CONFUSABLES = str.maketrans(
-    "\u0430\u0435\u04bb\u0456\u0458\u043a\u04cf\u043c\u043d\u043e\u0441\u0440"
-    "\u0455\u0442\u0443\u0445\u0501\u051b\u051d\u04af\u0432\u03b1\u03b2\u03b5"
-    "\u03b7\u03b9\u03ba\u03bc\u03bd\u03bf\u03c1\u03c4\u03c5\u03c7\u03f2\u03f3"
-    "\u03b6\u0585\u057d\u0570\u0578\u0581\u0566\u0131\u0237\u0251\u0261",
-    "aehijklmhocpstyxdqwybabenikuvoptuxcjzouhngqijag",
+#: Characters that render as nothing, or as a blank, although their category is a letter, a
+#: mark or a symbol: the default-ignorable code points outside the categories above (Unicode's
+#: Other_Default_Ignorable_Code_Point: the combining grapheme joiner, the Hangul fillers, the
+#: Khmer inherent vowels) and the symbols drawn as an empty cell (the blank braille pattern,
+#: the Khitan filler, the null notehead). In a name they hide a difference a person cannot see.
+INVISIBLE_CHARACTERS = frozenset(
+    "\u034f\u115f\u1160\u17b4\u17b5\u3164\uffa0\u2800\U00016fe4\U0001d159"
 )
+
+#: Combining marks: dropped from the key (an accent is part of the letter it sits on, and
+#: variation selectors, which are marks too, only pick a glyph).
+_MARKS = frozenset({"Mn", "Me"})
+#: A small capital is drawn as its capital letter at the height of a small one.
+_SMALL_CAPITAL = re.compile(r"LATIN (?:CAPITAL )?LETTER SMALL CAPITAL ([A-Z])")
+#: Marks the package puts around right-to-left characters so its data prints legibly.
+_DIRECTION_MARKS = str.maketrans("", "", "\u200e\u200f")
 
 
 def forbidden_character(text: str) -> str | None:
     """The first character ``text`` may not hold in a name, described for a person
     (``U+200B ZERO WIDTH SPACE``); None when every character is allowed."""
     for char in text:
-        if unicodedata.category(char) in FORBIDDEN_CATEGORIES:
+        if unicodedata.category(char) in FORBIDDEN_CATEGORIES or char in INVISIBLE_CHARACTERS:
             name = unicodedata.name(char, "unnamed character")
             return f"U+{ord(char):04X} {name}"
     return None
@@ -52,21 +77,66 @@ def forbidden_character(text: str) -> str | None:
 def name_key(text: str) -> str:
     """The form two names are compared in: equal keys read the same to a person.
 
-    Compatibility forms are unified (NFKC: full width, ligatures, no-break spaces), invisible
-    characters and combining marks are dropped, case is folded, look-alike letters of other
-    scripts become the Latin letter they imitate, and runs of white space become one space.
+    Compatibility forms are unified (NFKD: full width, ligatures, no-break spaces), every
+    character that shows nothing is dropped (formatting characters, default-ignorable code
+    points, blank symbols) and so are combining marks, small capitals become their letter,
+    each character becomes the prototype it is taken for (UTS #39), case is folded and the
+    prototypes are taken again (a capital that folds to a letter with look-alikes of its own),
+    and runs of white space become one space. Case is folded after the first skeleton, so a
+    capital ``I`` is still the ``l`` it imitates.
     """
     text = unicodedata.normalize("NFKD", text)
     kept = "".join(
-        char
+        _small_capital(char)
         for char in text
         if unicodedata.category(char) not in FORBIDDEN_CATEGORIES
-        and unicodedata.category(char) not in ("Mn", "Me")
+        and unicodedata.category(char) not in _MARKS
+        and char not in INVISIBLE_CHARACTERS
     )
-    folded = unicodedata.normalize("NFKC", kept.casefold()).casefold()
-    return " ".join(folded.translate(_CONFUSABLES).split())
+    folded = unicodedata.normalize("NFKC", skeleton(kept).casefold()).casefold()
+    return " ".join(skeleton(folded).split())
 
 
 def names_clash(first: str, second: str) -> bool:
     """Whether two names read the same to a person (compare keys when there are many)."""
     return name_key(first) == name_key(second)
+
+
+def skeleton(text: str) -> str:
+    """UTS #39's skeleton of ``text``: NFD, each character replaced by its prototype, NFD."""
+    prototypes = _prototypes()
+    mapped = "".join(prototypes.get(char, char) for char in unicodedata.normalize("NFD", text))
+    return unicodedata.normalize("NFD", mapped)
+
+
+@cache
+def _small_capital(char: str) -> str:
+    found = _SMALL_CAPITAL.fullmatch(unicodedata.name(char, ""))
+    return found.group(1) if found else char
+
+
+@cache
+def _prototypes() -> dict[str, str]:
+    """Each confusable character's prototype, read once from Unicode's confusables data.
+
+    The package lists, for each character, the characters it is confusable with, in both
+    directions: a source lists its one prototype, and a prototype lists its sources. A pair
+    that only lists each other is one class of two, named by the smaller of the two, so both
+    ends get the same key whichever of them Unicode calls the prototype.
+    """
+    path = resources.files("confusable_homoglyphs").joinpath("confusables.json")
+    raw: dict[str, list[dict[str, str]]] = json.loads(path.read_text(encoding="utf-8"))
+    listed = {
+        key.translate(_DIRECTION_MARKS): [e["c"].translate(_DIRECTION_MARKS) for e in entries]
+        for key, entries in raw.items()
+    }
+    prototypes: dict[str, str] = {}
+    for char, targets in listed.items():
+        if len(char) != 1 or len(targets) != 1:
+            continue  # a sequence, or a prototype with several sources
+        target = targets[0]
+        if len(target) == 1 and len(listed.get(target, ())) == 1:
+            target = min(char, target)
+        if target != char:
+            prototypes[char] = target
+    return prototypes

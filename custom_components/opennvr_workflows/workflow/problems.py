@@ -33,6 +33,7 @@ CODES: dict[str, str] = {
     "WF-YAML-ALIAS": "YAML anchors and aliases are not allowed",
     "WF-YAML-TAG": "explicit YAML tags are not allowed",
     "WF-YAML-KEY": "a mapping key is not plain text",
+    "WF-YAML-LINE-SEPARATOR": "a line separator (U+0085, U+2028, U+2029) outside a quoted string",
     "WF-YAML-NUMBER": "a number is not finite",
     "WF-NUMBER-TOO-LARGE": "a number too large to be held exactly (or one that overflows)",
     "WF-DATA-TYPE": "a value that is not plain data (text, number, true/false, list, mapping)",
@@ -91,8 +92,8 @@ CODES: dict[str, str] = {
     "WF-AI-UNSURE-LISTED": "`unsure` listed among the decision options",
     "WF-AI-OPTION-RESERVED": "a decision option named like a key of the AI step",
     "WF-AI-FIELD-RESERVED": "a field named like a value every AI step defines",
-    "WF-AI-NAME-SHADOWS": "an AI field or reason_as reusing a name the trigger or an earlier "
-    "step defines",
+    "WF-AI-NAME-SHADOWS": "an AI field, reason_as or a for_each's collect reusing a name the "
+    "trigger or an earlier step defines",
     "WF-AI-RULE-FIELD-UNKNOWN": "a rule reads a field the step does not declare",
     "WF-AI-RULE-VALUE-UNKNOWN": "a rule tests a value its field cannot take",
     "WF-AI-RULE-OUTCOME-UNKNOWN": "a rule gives a decision the step does not list",
@@ -104,6 +105,8 @@ CODES: dict[str, str] = {
     "WF-ASK-DEFAULT-UNKNOWN": "a default that is not one of the replies",
     "WF-ASK-DEFAULT-AND-NO-ANSWER": "both a default reply and a `no_answer` path",
     "WF-ASK-REPLY-DUPLICATE": "two replies that read the same",
+    "WF-ASK-EFFECT-HIDDEN": "an action a reply leads to reads a value its question cannot show",
+    "WF-ASK-WHO-AI": "an AI decision chooses who is asked to clear an action that moves things",
     # Names a person reads
     "WF-NAME-CHARACTER": "a name holds a control, formatting or invisible character",
     "WF-NAME-DUPLICATE": "two names in one list that read the same to a person",
@@ -120,11 +123,13 @@ CODES: dict[str, str] = {
     "WF-PORTABILITY-HA-TARGET": "a Home Assistant target names this home's entities (warning)",
     "WF-STATE-ON": "a file that turns itself on when imported (warning)",
     "WF-TRIGGER-AI-ALERTS": "an alert trigger that also matches alerts workflows raise from AI "
-    "decisions (warning)",
+    "decisions, or alerts of an app that runs a model (warning)",
     "WF-IF-ALWAYS-TRUE": "an `if` that can never be false (warning)",
     "WF-IF-NEVER-TRUE": "an `if` condition that can never be true (warning)",
     "WF-NEEDS-MISSING": "the workflow uses a skill it does not list in `needs` (warning)",
     "WF-ASK-PATH-MISSING": "a reply, or `no_answer`, without a path: the run ends there (warning)",
+    "WF-ASK-ANSWER-STALE": "a wait longer than an answer stays fresh between the answer and "
+    "the action it clears (warning)",
 }
 
 

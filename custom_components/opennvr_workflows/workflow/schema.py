@@ -13,7 +13,8 @@ the schema of an outcome path (any key of an AI or Ask a person step that is not
 settings is read as the path of an outcome), and ``x-one-or-list`` a place that takes one value
 or a list of them (its errors are those of the form the author wrote).
 
-Four keywords are evaluated here rather than by the library, each for a reason:
+Four keywords are evaluated here rather than by the library, each for a reason (and the
+``integer`` type means a whole number as written: ``3.0`` is refused where a count is due):
 
 * ``pattern`` has the meaning the schema's own dialect (ECMA-262) gives it: ``$`` is the end of
   the text, not "the end, or before a final newline" as in Python, and ``\\d`` is an ASCII
@@ -183,12 +184,21 @@ def _ref(validator: Any, ref: str, instance: object, schema: Any) -> Iterator[An
     yield from _library_ref(validator, ref, instance, schema)
 
 
+def _is_integer(checker: Any, instance: object) -> bool:
+    """A whole number as written: ``3``, never ``3.0``. JSON Schema counts a float with no
+    fraction as an integer, but a reader would have to convert it, and a field that takes a
+    count (frames, per_hour, tool_calls) must be written as one, so the mistake is named at
+    its line rather than met at run time."""
+    return isinstance(instance, int) and not isinstance(instance, bool)
+
+
 _library_items: Callable[..., Any] = keywords.items
 _library_ref: Callable[..., Any] = keywords.ref
 _extend: Callable[..., Any] = validators.extend
 _WorkflowValidator: Any = _extend(
     Draft202012Validator,
     {"pattern": _pattern, "uniqueItems": _unique_items, "items": _items, "$ref": _ref},
+    type_checker=Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_integer),
 )
 
 

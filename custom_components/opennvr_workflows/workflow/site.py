@@ -35,6 +35,12 @@ class SiteProfile:
     rule, like one the contract itself calls so. ``lists``: the names of the site lists set in
     the options (Site rules); a condition or a ``for_each`` on another list is refused, since
     an unknown list would read as empty and ``not_in`` it would hold for everything.
+    ``model_apps``: the OpenNVR apps that themselves run a language or vision-language model
+    (set in the options: OpenNVR publishes no catalog saying so); their alerts are AI output,
+    so an ``alert`` trigger that may match them reads tainted values. ``answer_fresh_s``: how
+    long a person's answer clears an action that moves things (None: the contract's
+    default, :data:`~.vocabulary.ANSWER_FRESH_S`); a longer ``wait`` between the answer and
+    the action is a warning, and the engine asks again.
     """
 
     skills: frozenset[str] | None = None
@@ -42,10 +48,12 @@ class SiteProfile:
     camera_roles: frozenset[str] | None = None
     moves_things: MovesThings | None = None
     lists: frozenset[str] | None = None
+    model_apps: frozenset[str] | None = None
+    answer_fresh_s: float | None = None
 
     def __post_init__(self) -> None:
         # A bare string would be read as a set of letters; refuse it where the mistake is made.
-        for name in ("skills", "tools", "camera_roles", "lists"):
+        for name in ("skills", "tools", "camera_roles", "lists", "model_apps"):
             value = getattr(self, name)
             if value is not None and not isinstance(value, frozenset):
                 raise TypeError(f"SiteProfile.{name} is a frozenset of names or None")

@@ -30,6 +30,7 @@ __all__ = [
     "ACTUATOR_TOOL_NAMES",
     "AI_STEP_KEYS",
     "AI_TOOL_NAMES",
+    "ANSWER_FRESH_S",
     "ASK_TOOL_NAMES",
     "COMMON_PLACEHOLDERS",
     "CONTRACTED_EVENTS",
@@ -189,6 +190,11 @@ AI_STEP_KEYS: frozenset[str] = frozenset(
 #: ``alert`` trigger that does not filter them out may be started by an AI decision of another
 #: workflow, so what it reads is treated as AI output.
 WORKFLOW_ALERT_SOURCE = "opennvr_workflows"
+
+#: How long a person's answer clears an action that moves things, by default: an approval
+#: is for what happens now, not for what happens after a long ``wait`` (the site may set
+#: another bound; past it the engine asks again).
+ANSWER_FRESH_S = 600.0
 
 #: Caps that keep a workflow readable and its runs bounded. The RFC's advice is three to seven
 #: steps; these are the hard limits.

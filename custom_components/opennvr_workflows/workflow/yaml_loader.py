@@ -11,6 +11,9 @@ the number 1320. A workflow file is a public contract read by people, so this re
   numbers that are not finite or too large to hold exactly (a number of thousands of digits
   is refused from its text, never converted: Python refuses to convert it, and the schema
   library would fail while quoting it in a message);
+* refuses NEL, LINE SEPARATOR and PARAGRAPH SEPARATOR outside quoted strings: this reader
+  breaks lines at them and YAML 1.2 readers, editors and people do not, so a comment could
+  hide a step (:func:`line_separator_problems`);
 * caps the text's size, its nesting depth and its number of values;
 * builds the data from the parser's event stream with an explicit stack, so no input can
   exhaust Python's recursion limit;
@@ -31,12 +34,14 @@ from .paths import PathPart, format_path
 from .problems import Problem
 
 __all__ = [
+    "LINE_SEPARATORS",
     "MAX_DEPTH",
     "MAX_NODES",
     "MAX_SAFE_INTEGER",
     "MAX_TEXT_BYTES",
     "Located",
     "Mark",
+    "line_separator_problems",
     "load_yaml",
     "resolve_plain_scalar",
 ]
@@ -348,6 +353,59 @@ def _events(text: str) -> Iterator[Any]:
     return iter(yaml.parse(text, Loader=_Loader))
 
 
+#: Characters this reader (YAML 1.1) takes for a line break and YAML 1.2 readers, editors and
+#: people do not: NEL, LINE SEPARATOR, PARAGRAPH SEPARATOR.
+LINE_SEPARATORS = frozenset("\x85\u2028\u2029")
+
+
+def line_separator_problems(text: str) -> list[Problem]:
+    """Every line separator outside a quoted string, located as an editor shows it.
+
+    Inside a comment one would end the comment for this reader and start a line of YAML (a
+    hidden step) that people and other YAML tools read as part of the comment. Inside a
+    quoted string it is part of the text for every reader, and is left to the rules on text.
+    """
+    if not LINE_SEPARATORS.intersection(text):
+        return []
+    quoted = _quoted_spans(text)
+    problems: list[Problem] = []
+    for index, char in enumerate(text):
+        if char not in LINE_SEPARATORS or any(start < index < end for start, end in quoted):
+            continue
+        line = text.count("\n", 0, index) + 1
+        column = index - (text.rfind("\n", 0, index) + 1) + 1
+        name = {"\x85": "NEXT LINE (NEL)", "\u2028": "LINE SEPARATOR"}.get(
+            char, "PARAGRAPH SEPARATOR"
+        )
+        problems.append(
+            Problem(
+                "WF-YAML-LINE-SEPARATOR",
+                f"U+{ord(char):04X} {name} outside a quoted string: this reader takes it for "
+                "a new line, and people and other YAML tools do not, so what follows it "
+                "(even inside a comment) would be read differently; remove it, or put the "
+                "text in quotes",
+                "$",
+                line,
+                column,
+            )
+        )
+    return problems
+
+
+def _quoted_spans(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` character offsets of the quoted scalars of ``text`` (the pure-Python
+    scanner counts characters; C's marks count bytes). Text that does not scan has none:
+    every separator in it is then refused."""
+    spans: list[tuple[int, int]] = []
+    try:
+        for token in yaml.scan(text, Loader=yaml.SafeLoader):
+            if isinstance(token, yaml.ScalarToken) and token.style in ("'", '"'):
+                spans.append((token.start_mark.index, token.end_mark.index - 1))
+    except yaml.YAMLError:
+        return []
+    return spans
+
+
 def load_yaml(text: str) -> tuple[Located | None, list[Problem]]:
     """Read ``text``; return the located data (None when unreadable) and every problem found.
 
@@ -365,6 +423,9 @@ def load_yaml(text: str) -> tuple[Located | None, list[Problem]]:
                 1,
             )
         ]
+    separators = line_separator_problems(text)
+    if separators:
+        return None, separators
     reader = _Reader()
     try:
         for event in _events(text):

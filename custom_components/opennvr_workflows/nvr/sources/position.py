@@ -44,6 +44,11 @@ class Position:
         return {"epoch": self.epoch, "seq": self.seq}
 
 
+def position_key(entry_id: str) -> str:
+    """The storage key of an entry's websocket position (the removal deletes it)."""
+    return f"{DOMAIN}.{entry_id}.ws_position"
+
+
 class PositionStore(Protocol):
     """Keeps one source's durable position between runs."""
 
@@ -80,7 +85,7 @@ class HaPositionStore:
 
     def __init__(self, hass: HomeAssistant, entry_id: str) -> None:
         self._store: Store[dict[str, Any]] = Store(
-            hass, _VERSION, f"{DOMAIN}.{entry_id}.ws_position", atomic_writes=True
+            hass, _VERSION, position_key(entry_id), atomic_writes=True
         )
         self._latest: Position | None = None
 

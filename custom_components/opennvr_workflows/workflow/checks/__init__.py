@@ -16,9 +16,11 @@ path with no person's answer since. One module per rule family:
   ``unsure``; known read and ask tools only, at most five, no repeats; inputs that fit the
   mode; no placeholders in instructions; rules that name declared fields, values, outcomes).
 * :mod:`.ask_person`: a path per reply and for ``no_answer`` (or a default reply); Call.
+* :mod:`.questions`: a question that clears an action that moves things can show what each
+  reply does, its answer is fresh, and no AI decision chooses who is asked.
 * :mod:`.flow`: nothing after a branching step in the same list; caps on steps and nesting.
 * :mod:`.placeholders`: each ``{name}`` is defined by the trigger or an earlier step on its
-  path.
+  path (what a placeholder is, :mod:`..template` decides, for the engine too).
 * :mod:`.actions`, :mod:`.conditions`, :mod:`.for_each`, :mod:`.triggers`: what each kind of
   step, condition and trigger reads (a current camera, the message that started the run, ...).
 * :mod:`.skills`: what the workflow uses is listed in ``needs``, and the site has it.

@@ -95,6 +95,16 @@ def check_ai(
             names |= {step.reason_as}
         if outcome != "unsure":
             names |= frozenset(step.fields)
-        inner = replace(scope, names=names, ai=format_path(body), depth=scope.depth + 1)
+        chooser = f"the AI step at {format_path(body)}"
+        inner = replace(
+            scope,
+            names=names,
+            ai=format_path(body),
+            depth=scope.depth + 1,
+            choosers=(*scope.choosers, chooser),
+            # What lies past an AI decision is not on an earlier question's card: the AI
+            # chose it after the person answered.
+            asked=None,
+        )
         branches.append(Branch(path, inner, (*body, outcome)))
     return branches

@@ -11,14 +11,15 @@ gives a path only to the reply that matters, and the engine simply ends the run 
 from __future__ import annotations
 
 from dataclasses import replace
+from types import MappingProxyType
 
 from ..model import AskPersonStep, CallStep
-from ..paths import PathPart
+from ..paths import PathPart, format_path
 from .context import CheckContext
 from .duration_ranges import check_duration
 from .names import check_names
 from .placeholders import check_text
-from .scope import Branch, Scope
+from .scope import Asked, Branch, Scope
 
 __all__ = ["check_ask_person", "check_call"]
 
@@ -85,8 +86,13 @@ def check_ask_person(
                 key=True,
             )
     branches: list[Branch] = []
+    at = format_path(parts)
     for outcome, path in step.paths.items():
         answered = outcome in step.replies and outcome != step.default
+        # The card lists what each outcome's path does (the reply defines {answer} and
+        # {answered_by} there, so the card can show values read from them too).
+        origins = {**scope.origins, **dict.fromkeys(_ANSWER_NAMES, f"the ask_person at {at}")}
+        asked = Asked(at, outcome, answered, MappingProxyType(origins))
         if answered:
             inner = replace(
                 scope,
@@ -94,10 +100,13 @@ def check_ask_person(
                 gated=True,
                 ai=None,
                 depth=scope.depth + 1,
+                choosers=(),
+                asked=asked,
             )
         else:
-            inner = replace(scope, depth=scope.depth + 1)
+            inner = replace(scope, depth=scope.depth + 1, asked=asked)
         branches.append(Branch(path, inner, (*parts, outcome)))
+    ctx.questions.append((parts, step, scope.choosers))
     return branches
 
 

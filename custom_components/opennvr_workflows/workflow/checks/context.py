@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from ..model import Workflow
+from ..model import AskPersonStep, Workflow
 from ..paths import PathPart, format_path
 from ..problems import Problem, ProblemSeverity
 from ..site import SiteProfile
@@ -41,6 +41,11 @@ class CheckContext:
         self.steps = 0
         #: Each skill a step uses, with the path of the first step that uses it.
         self.used_skills: dict[str, tuple[PathPart, ...]] = {}
+        #: Every question, with the AI decisions that chose its path since the last answer.
+        self.questions: list[tuple[tuple[PathPart, ...], AskPersonStep, tuple[str, ...]]] = []
+        #: The JSON paths of the questions one of whose outcomes leads to an action that
+        #: moves things (their people clear it).
+        self.clearing: set[str] = set()
 
     def report(
         self,

@@ -10,7 +10,16 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import replace
 
-from ..model import ActionStep, AIStep, AskPersonStep, CallStep, ForEachStep, IfStep, Step
+from ..model import (
+    ActionStep,
+    AIStep,
+    AskPersonStep,
+    CallStep,
+    ForEachStep,
+    IfStep,
+    Step,
+    WaitAction,
+)
 from ..paths import PathPart
 from ..vocabulary import MAX_NESTING
 from .actions import check_action
@@ -24,6 +33,7 @@ from .taint import (
     after_ai,
     after_answer,
     after_collect,
+    check_collect_shadowing,
     check_shadowing,
     for_each_body,
     if_scope,
@@ -71,6 +81,7 @@ def _check_step(ctx: CheckContext, step: Step, scope: Scope, parts: tuple[PathPa
             check_steps(ctx, paths.get("true", ()), inner, (*parts, "then"))
             check_steps(ctx, paths.get("false", ()), inner, (*parts, "else"))
         case ForEachStep():
+            check_collect_shadowing(ctx, step, scope, parts)
             _walk(ctx, [for_each_body(check_for_each(ctx, step, scope, parts), step, parts)])
             return after_collect(check_collect(ctx, step, scope, parts), step, parts)
         case AskPersonStep():
@@ -78,6 +89,11 @@ def _check_step(ctx: CheckContext, step: Step, scope: Scope, parts: tuple[PathPa
             _walk(ctx, [after_answer(b, step, parts) for b in branches])
         case CallStep():
             _walk(ctx, check_call(ctx, step, scope, parts))
+        case ActionStep(action=WaitAction(seconds=seconds)) if scope.asked is not None:
+            check_action(ctx, step, scope, parts)
+            # The answer ages while the run waits (see .questions).
+            asked = replace(scope.asked, waited_s=scope.asked.waited_s + seconds)
+            return replace(scope, asked=asked)
         case ActionStep():
             check_action(ctx, step, scope, parts)
     return scope

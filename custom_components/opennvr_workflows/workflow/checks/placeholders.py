@@ -8,33 +8,15 @@ typo obvious.
 from __future__ import annotations
 
 import difflib
-import re
 from collections.abc import Mapping
 
 from ..model import JsonValue
 from ..paths import PathPart
+from ..template import placeholders_in
 from .context import CheckContext
 from .scope import Scope
 
 __all__ = ["check_json_texts", "check_text", "placeholders_in", "undefined_message"]
-
-_TOKEN = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}|\{|\}")
-
-
-def placeholders_in(text: str) -> tuple[tuple[str, ...], bool]:
-    """The placeholder names in ``text``, and whether its braces are all well formed.
-
-    ``{{`` and ``}}`` stand for literal braces.
-    """
-    names: list[str] = []
-    ok = True
-    for match in _TOKEN.finditer(text):
-        token = match.group(0)
-        if match.group(1):
-            names.append(match.group(1))
-        elif token in ("{", "}"):
-            ok = False
-    return tuple(names), ok
 
 
 def check_text(

@@ -21,12 +21,11 @@ What stands before a step is carried in its :class:`.scope.Scope`; this module o
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterator, Mapping
-
-from ..model import ActionStep, AppAction, HomeAssistantAction, JsonValue, SiteModeAction
+from ..model import ActionStep, AppAction, HomeAssistantAction, SiteModeAction
 from ..paths import PathPart
 from .context import CheckContext
+from .parameters import actuator_reads
+from .questions import check_card
 from .scope import Scope
 
 __all__ = ["check_actuator", "check_severity"]
@@ -46,6 +45,7 @@ def check_actuator(
     # ``why``: the site's reason when the host, not the contract, found that it moves things.
     what = why or _describe_actuator(step)
     _check_values(ctx, step, scope, parts, kind, what)
+    check_card(ctx, step, scope, parts, kind, what)
     if scope.ai is not None:
         ctx.report(
             "WF-SAFETY-ACTUATOR-AFTER-AI",
@@ -59,10 +59,10 @@ def check_actuator(
     elif scope.ai_if is not None:
         ctx.report(
             "WF-SAFETY-ACTUATOR-AFTER-AI-IF",
-            f"{what} moves things, and this path was chosen by {scope.ai_if}; an `if` on AI "
-            "output is not a plain rule, and no person has answered since. Put an ask_person "
-            "before it and place it on a reply path (not the default reply, not no_answer), or "
-            "make the `if` read values no AI produced",
+            f"{what} moves things, and this path was chosen by {scope.ai_if}; a decision on "
+            "AI output is not a plain rule, and no person has answered since. Put an "
+            "ask_person before it and place it on a reply path (not the default reply, not "
+            "no_answer), or decide on values no AI produced",
             (*parts, kind),
             key=True,
         )
@@ -80,13 +80,28 @@ def check_actuator(
 def check_severity(
     ctx: CheckContext, severity: str, scope: Scope, parts: tuple[PathPart, ...], what: str
 ) -> None:
-    """Cap an alert's or a message's severity on a path an AI chose or nothing gates."""
+    """Cap an alert's or a message's severity on a path an AI chose or nothing gates.
+
+    The cap follows the rule for actuators: the path that chose the severity must be a plain
+    rule or a person's answer. An AI step's decision, an ``if`` on AI output (an AI field, a
+    value an alert trigger may take from an AI-raised alert, one re-read after an answer that
+    did not show it) and a for_each over events all choose it as the AI would.
+    """
     if scope.ai is not None and severity in ("high", "critical"):
         ctx.report(
             "WF-SEVERITY-AI-CAP",
             f"this {what} is on a path the AI step at {scope.ai} chose, so its severity is "
             f"at most medium (the engine raises it once the step has earned trust); set "
             "`severity: medium`, or put an ask_person before it",
+            parts,
+        )
+    elif scope.ai_if is not None and severity in ("high", "critical"):
+        ctx.report(
+            "WF-SEVERITY-AI-CAP",
+            f"this {what} is on a path chosen by {scope.ai_if}; that is a decision on AI "
+            "output, so its severity is at most medium; set `severity: medium`, put an "
+            "ask_person whose message shows the value before it, or decide on values no AI "
+            "produced",
             parts,
         )
     elif severity == "critical" and not scope.gated:
@@ -98,11 +113,6 @@ def check_severity(
         )
 
 
-#: A placeholder as the engine fills it: any ``{name}``, even inside ``{{name}}``, so a value
-#: that would reach the action is never missed here.
-_FILLED = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
-
-
 def _check_values(
     ctx: CheckContext,
     step: ActionStep,
@@ -112,51 +122,18 @@ def _check_values(
     what: str,
 ) -> None:
     """Refuse each AI output (once, where it first appears) in the action's parameters."""
-    seen: set[str] = set()
-    for where, text in _parameters(step, (*parts, kind)):
-        for name in _FILLED.findall(text):
-            if name not in scope.tainted or name in seen:
-                continue
-            seen.add(name)
-            ctx.report(
-                "WF-SAFETY-ACTUATOR-AI-VALUE",
-                f"{what} moves things with {{{name}}}, AI output from {scope.tainted[name]}, "
-                "and no person "
-                f"has approved that value on this path. Put an ask_person whose message shows "
-                f"{{{name}}} before it, and place it on a reply path (not the default reply, "
-                "not no_answer), so the person approves what will actually happen",
-                where,
-            )
-
-
-def _parameters(
-    step: ActionStep, body: tuple[PathPart, ...]
-) -> Iterator[tuple[tuple[PathPart, ...], str]]:
-    """Every text an actuator's parameters hold, with its path: names, data and target."""
-    action = step.action
-    if isinstance(action, SiteModeAction):
-        yield body, action.mode
-    elif isinstance(action, AppAction):
-        yield (*body, "app"), action.app
-        yield (*body, "action"), action.action
-        yield from _texts(action.data, (*body, "data"))
-    elif isinstance(action, HomeAssistantAction):
-        yield (*body, "action"), action.action
-        yield from _texts(action.data, (*body, "data"))
-        yield from _texts(action.target, (*body, "target"))
-
-
-def _texts(
-    value: JsonValue, parts: tuple[PathPart, ...]
-) -> Iterator[tuple[tuple[PathPart, ...], str]]:
-    if isinstance(value, str):
-        yield parts, value
-    elif isinstance(value, tuple):
-        for i, item in enumerate(value):
-            yield from _texts(item, (*parts, i))
-    elif isinstance(value, Mapping):
-        for key, item in value.items():
-            yield from _texts(item, (*parts, key))
+    for where, name in actuator_reads(step, (*parts, kind)):
+        if name not in scope.tainted:
+            continue
+        ctx.report(
+            "WF-SAFETY-ACTUATOR-AI-VALUE",
+            f"{what} moves things with {{{name}}}, AI output from {scope.tainted[name]}, "
+            "and no person "
+            f"has approved that value on this path. Put an ask_person whose message shows "
+            f"{{{name}}} before it, and place it on a reply path (not the default reply, "
+            "not no_answer), so the person approves what will actually happen",
+            where,
+        )
 
 
 def _describe_actuator(step: ActionStep) -> str:

@@ -14,7 +14,26 @@ from types import MappingProxyType
 from ..model import Step
 from ..paths import PathPart
 
-__all__ = ["Branch", "Scope"]
+__all__ = ["Asked", "Branch", "Scope"]
+
+
+@dataclass(frozen=True, slots=True)
+class Asked:
+    """The question whose card lists what this path does: the path is one of its replies.
+
+    ``at``: the question's JSON path; ``reply``: the reply this path follows; ``answered``:
+    whether a person's reply chose it (not the question's default, which is also taken when
+    nobody answers). ``origins`` says where each name was defined when the question was asked
+    (and ``{answer}``, ``{answered_by}`` as the reply defines them): a value the card shows
+    is one defined there and not defined again since. ``waited_s``: the seconds of ``wait``
+    on this path since the answer.
+    """
+
+    at: str
+    reply: str
+    answered: bool
+    origins: Mapping[str, str]
+    waited_s: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,9 +50,13 @@ class Scope:
     to where that output came from (``"the AI step at $.then[0].ai"``); ``origins`` says where
     each name on the path was last defined (``"the trigger"``), for messages that name both
     sides of a problem;
-    ``ai_if`` says which If chose this path by reading AI output, when no person has answered
-    since: such an If is not a plain rule but an AI decision in disguise, and only a person's
-    answer clears it, as for ``ai``.
+    ``ai_if`` says which If chose this path by reading AI output (or which for_each runs its
+    steps over items AI output may be among), when no person has answered since: such an If
+    is not a plain rule but an AI decision in disguise, and only a person's answer clears it,
+    as for ``ai``. ``choosers`` lists every such AI decision above this path since the last
+    person's answer, outermost first (who is asked must not be one of their choices).
+
+    ``asked`` is the question whose card shows what this path will do (see :class:`Asked`).
     """
 
     names: frozenset[str]
@@ -43,6 +66,8 @@ class Scope:
     tainted: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     origins: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     ai_if: str | None = None
+    choosers: tuple[str, ...] = ()
+    asked: Asked | None = None
 
     @property
     def camera(self) -> bool:

@@ -15,6 +15,7 @@ from .constant_ifs import check_constant_ifs
 from .context import CheckContext, Locator, no_location
 from .duration_ranges import check_duration
 from .flow import check_steps
+from .questions import check_approvers
 from .references import check_list_references
 from .skills import check_needs
 from .taint import base_scope, check_trigger_taint, if_scope
@@ -32,7 +33,7 @@ def check_workflow(
     """Every semantic problem of ``workflow``; ``locate`` turns JSON paths into positions,
     and ``site`` (None: check the contract alone) is what the workflow must find here."""
     ctx = CheckContext(workflow, locate, site if site is not None else SiteProfile())
-    base = base_scope(workflow.when)
+    base = base_scope(workflow.when, ctx.site.model_apps)
     check_trigger(ctx)
     check_trigger_taint(ctx)
     check_duration(
@@ -58,6 +59,7 @@ def check_workflow(
             "seven read best: split it into several workflows)",
             (),
         )
+    check_approvers(ctx)
     check_constant_ifs(ctx)
     check_list_references(ctx)
     check_needs(ctx)

@@ -10,7 +10,9 @@ the AI's word as surely as an actuator on the path it chose. So the walk carries
 * a for_each's ``collect`` (the reasons of the AI step inside it), and the item of a for_each
   over events (OpenNVR's timeline also holds the alerts workflows raise from AI decisions);
 * what a trigger reads when it may match the alerts workflows raise (an ``alert`` trigger whose
-  ``app`` or ``alert_type`` does not exclude them).
+  ``app`` or ``alert_type`` does not exclude them), or the alerts of an OpenNVR app that runs
+  a model itself (the site's ``model_apps``: an ``alert`` trigger naming one, or naming no
+  app where the site has one).
 
 A person's reply (a reply path that is not the question's ``default``, never ``no_answer``) to a
 question whose message shows ``{name}`` approves that value as shown: it is no longer tainted on
@@ -18,8 +20,10 @@ that path, until an AI step defines the name again. A step that defines a name f
 else (a for_each item, the person's ``{answer}``) replaces the tainted value.
 
 What taint changes is judged elsewhere: an If that reads a tainted value is not a plain rule but
-chooses its path as an AI decision would (:func:`if_scope`), and an actuator whose parameters
-carry a tainted value is refused (:mod:`.safety`). An AI step may not reuse a name the trigger
+chooses its path as an AI decision would (:func:`if_scope`), and so does a for_each over items
+AI output may be among (whether its steps run at all is decided by them: :func:`for_each_body`);
+an actuator whose parameters carry a tainted value is refused, and a severity on a path such a
+decision chose is capped (:mod:`.safety`). An AI step may not reuse a name the trigger
 or an earlier step defines (:func:`check_shadowing`): a value's name must tell where it came
 from.
 """
@@ -59,11 +63,13 @@ __all__ = [
     "after_answer",
     "after_collect",
     "base_scope",
+    "check_collect_shadowing",
     "check_shadowing",
     "check_trigger_taint",
     "condition_reads",
     "for_each_body",
     "if_scope",
+    "matches_model_alerts",
     "matches_workflow_alerts",
 ]
 
@@ -75,6 +81,10 @@ ANSWER_NAMES = frozenset({"answer", "answered_by"})
 
 _TRIGGER = "the trigger"
 _TAINTED_TRIGGER = "the trigger, which may match alerts that workflows raise from AI decisions"
+_MODEL_TRIGGER = (
+    "the trigger, which may match the alerts of an OpenNVR app that runs a language or vision "
+    "model itself"
+)
 
 
 def _frozen(mapping: dict[str, str]) -> MappingProxyType[str, str]:
@@ -94,21 +104,37 @@ def matches_workflow_alerts(trigger: Trigger) -> bool:
     return not (other_app or other_type)
 
 
-def base_scope(trigger: Trigger) -> Scope:
+def matches_model_alerts(trigger: Trigger, model_apps: frozenset[str] | None) -> bool:
+    """True when ``trigger`` may start on an alert of an OpenNVR app that runs a model
+    (``model_apps``, the site's; None: not known here, so not judged): one it names, or any
+    when it names no app and the site has such an app."""
+    if not isinstance(trigger, AlertTrigger) or not model_apps:
+        return False
+    return trigger.app in model_apps if trigger.app is not None else True
+
+
+def base_scope(trigger: Trigger, model_apps: frozenset[str] | None = None) -> Scope:
     """What holds at the start of every path: the trigger's names, tainted when the trigger
-    may match AI-raised alerts."""
+    may match AI-raised alerts or the alerts of an app that runs a model."""
     names = trigger_placeholders(trigger)
     read = sorted(names - COMMON_PLACEHOLDERS)
-    tainted = dict.fromkeys(read, _TAINTED_TRIGGER) if matches_workflow_alerts(trigger) else {}
+    tainted: dict[str, str] = {}
+    if matches_workflow_alerts(trigger):
+        tainted = dict.fromkeys(read, _TAINTED_TRIGGER)
+    elif matches_model_alerts(trigger, model_apps):
+        tainted = dict.fromkeys(read, _MODEL_TRIGGER)
     origins = dict.fromkeys(sorted(COMMON_PLACEHOLDERS), "every workflow")
     origins |= dict.fromkeys(read, _TRIGGER)
     return Scope(names=names, tainted=_frozen(tainted), origins=_frozen(origins))
 
 
 def check_trigger_taint(ctx: CheckContext) -> None:
-    """Warn when the trigger may match alerts workflows raise from AI decisions."""
+    """Warn when the trigger may match alerts workflows raise from AI decisions, or the
+    alerts of an app that runs a model."""
     trigger = ctx.workflow.when
     if not matches_workflow_alerts(trigger):
+        if matches_model_alerts(trigger, ctx.site.model_apps):
+            _warn_model_apps(ctx, trigger)
         return
     read = ", ".join(
         f"{{{name}}}" for name in sorted(trigger_placeholders(trigger) - COMMON_PLACEHOLDERS)
@@ -130,6 +156,25 @@ def check_trigger_taint(ctx: CheckContext) -> None:
         "such a value, and a run an AI-raised alert starts moves nothing without a person's "
         "reply. To start only on an app's own alerts, add `app: <the app's name>` to the "
         "trigger",
+        ("when", "alert"),
+        key=True,
+        severity="warning",
+    )
+
+
+def _warn_model_apps(ctx: CheckContext, trigger: Trigger) -> None:
+    assert isinstance(trigger, AlertTrigger)
+    apps = ", ".join(sorted(ctx.site.model_apps or ()))
+    said = (
+        f"the app {trigger.app} runs a language or vision model itself"
+        if trigger.app is not None
+        else f"this alert trigger names no app, and this site's apps {apps} run a model"
+    )
+    ctx.report(
+        "WF-TRIGGER-AI-ALERTS",
+        f"{said} (the options' Site rules page lists such apps), so its alerts are AI output: "
+        "an `if` on what this trigger reads is not a plain rule, and an action that moves "
+        "things needs a person's reply to a question that shows such a value",
         ("when", "alert"),
         key=True,
         severity="warning",
@@ -164,7 +209,7 @@ def if_scope(conditions: Iterable[Condition], scope: Scope, parts: tuple[PathPar
         return replace(scope, gated=True)
     name = read[0]
     what = f"the `if` at {format_path(parts)}, which reads {{{name}}} from {scope.tainted[name]}"
-    return replace(scope, ai_if=what)
+    return replace(scope, ai_if=what, choosers=(*scope.choosers, what))
 
 
 def defined(scope: Scope, names: Iterable[str], origin: str, ai: str | None = None) -> Scope:
@@ -209,11 +254,12 @@ def _shadows(
     parts: tuple[PathPart, ...],
     *,
     key: bool = False,
+    whose: str = "this AI step",
 ) -> None:
     origin = scope.origins.get(name, "an earlier step")
     ctx.report(
         "WF-AI-NAME-SHADOWS",
-        f"{what} of this AI step reuses {{{name}}}, which {origin} defines on this path; "
+        f"{what} of {whose} reuses {{{name}}}, which {origin} defines on this path; "
         f"the AI's value would replace it, and later steps that read {{{name}}} would get the "
         f"AI's choice under the other's name. Rename it (for example `ai_{name}`)",
         parts,
@@ -247,18 +293,45 @@ def after_answer(branch: Branch, step: AskPersonStep, parts: tuple[PathPart, ...
 
 
 def for_each_body(branch: Branch, step: ForEachStep, parts: tuple[PathPart, ...]) -> Branch:
-    """A for_each's body: the item (and the current camera) replace any value of that name;
-    an event's item may be an alert a workflow raised from an AI decision, so it is tainted."""
+    """A for_each's body: the item (and the current camera) replace any value of that name.
+
+    An event's item may be an alert a workflow raised from an AI decision, so it is tainted;
+    and since the events decide whether the body runs at all (and how often), iterating over
+    them is a decision on AI output: the body stands on a path that decision chose, as after
+    an ``if`` that reads it, until a person answers.
+    """
     names = {step.as_name}
     if isinstance(step.items, ForEachCameras):
         names.add("camera")
     elif isinstance(step.items, ForEachEvents):
         names |= {"camera", "event_type", "event_id"}
     origin = f"the for_each at {format_path(parts)}"
-    ai = None
-    if isinstance(step.items, ForEachEvents):
-        ai = f"{origin}, whose events include the alerts workflows raise from AI decisions"
-    return replace(branch, scope=defined(branch.scope, names, origin, ai))
+    if not isinstance(step.items, ForEachEvents):
+        return replace(branch, scope=defined(branch.scope, names, origin))
+    ai = f"{origin}, whose events include the alerts workflows raise from AI decisions"
+    scope = defined(branch.scope, names, origin, ai)
+    what = (
+        f"the for_each at {format_path(parts)}, which runs its steps once per event, and the "
+        "events include the alerts workflows raise from AI decisions"
+    )
+    return replace(branch, scope=replace(scope, ai_if=what, choosers=(*scope.choosers, what)))
+
+
+def check_collect_shadowing(
+    ctx: CheckContext, step: ForEachStep, scope: Scope, parts: tuple[PathPart, ...]
+) -> None:
+    """Refuse a ``collect`` that reuses a name defined before it on the path: what it holds
+    is AI output (the reasons of the AI step inside), and it would replace the other value
+    under that value's name, as an AI step's field would."""
+    if step.collect is not None and step.collect in scope.names:
+        _shadows(
+            ctx,
+            f"collect {step.collect!r}",
+            step.collect,
+            scope,
+            (*parts, "for_each", "collect"),
+            whose="this for_each",
+        )
 
 
 def after_collect(scope: Scope, step: ForEachStep, parts: tuple[PathPart, ...]) -> Scope:
