@@ -436,3 +436,50 @@ async def test_a_card_sent_again_after_a_restart_has_new_tokens_and_the_old_card
         assert host.desk.refused == {"closed": 1}
         assert await second.config_entries.async_unload(again.entry_id)
         await second.async_stop(force=True)
+
+
+# ── what a card carries out of the house ────────────────────────────────────────────────
+
+PLATE_GATE = """\
+contract: workflow.v1
+name: Gate
+state: on
+limits: { cooldown: 0s, per_hour: 100 }
+when:
+  alert: { alert_type: plate, cameras: [gate] }
+then:
+  - ask_person:
+      who: role:owner
+      message: "Car {title} at the gate. Open it?"
+      replies: [Open, Keep closed]
+      timeout: 1h
+      default: Keep closed
+    Open: [ log: "opened" ]
+    Keep closed: [ log: "kept closed" ]
+"""
+
+
+async def test_a_question_card_carries_no_plate_out_of_the_house_unless_allowed(
+    hass: HomeAssistant,
+    phones: Phones,
+    config_entry: MockConfigEntry,
+    sim: OpenNVRSimulator,
+    clock: ManualClock,
+    hass_client_no_auth: ClientSessionGenerator,
+) -> None:
+    # An admin let Bob's iPhone carry the full text; Alice's phone keeps the default.
+    hass.config_entries.async_update_entry(
+        config_entry,
+        options={**config_entry.options, "full_text_to": ["notify.mobile_app_bob_s_iphone"]},
+    )
+    home = await set_up_home(hass, phones, config_entry, PLATE_GATE, hass_client_no_auth)
+    assert home.bob.notify_action == "notify.mobile_app_bob_s_iphone"
+    await sim.emit_alert(2, "plate", title="AB123CD")
+    hidden = await home.alice.wait_for(asks)
+    assert "AB123CD" not in str(hidden)
+    assert hidden["message"].startswith("Car ••• at the gate. Open it?")
+    full = await home.bob.wait_for(asks)
+    assert full["message"].startswith("Car AB123CD at the gate. Open it?")
+    # Home Assistant's own notification keeps the full text (it stays in the house).
+    (ticket,) = home.desk.pending()
+    assert "AB123CD" in ticket.message

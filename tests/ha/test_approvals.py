@@ -472,7 +472,9 @@ async def test_an_unsure_look_asks_with_its_picture_and_yes_continues_after_a_re
     )
     run_id = await home.alert(sim)
     question = await home.alice.wait_for(asks)
-    assert question["message"].startswith("Not sure who is at the gate")
+    # The model's words stay in the house (the card's tap opens Home Assistant).
+    assert "blurry" not in question["message"]
+    assert question["message"].startswith("The details are in Home Assistant")
     assert [a["title"] for a in question["data"]["actions"]] == ["Yes", "No"]
     # The picture is the frame the model looked at, served by Home Assistant through a
     # signed path that needs no login.

@@ -22,6 +22,7 @@ from .render import render
 from .reply_plans import bounded_values, reply_plans
 from .steps import Lineage, ProviderLost, Waiting
 from .store import StoreSlot
+from .taint import placeholders
 
 #: The outcome of a question nobody answered and that has no default.
 NO_ANSWER: Final = "no_answer"
@@ -65,6 +66,7 @@ class Asking:
         ai = (run.ai_names or frozenset()) | (lineage.tainted if lineage else frozenset())
         message = render(step.message, bounded_values(values, ai))
         plans = reply_plans(step, values, self._policy)
+        ai_text = bool(placeholders(step.message) & ai)
 
         def open_as(status: str) -> ApprovalRecord:
             return self.open(
@@ -97,7 +99,7 @@ class Asking:
             self._recorder.record(
                 run, path, "ask_person", "waiting", result={"approval_id": approval.approval_id}
             )
-            await self.deliver(run, path, approval, plans)
+            await self.deliver(run, path, approval, plans, ai_text=ai_text)
             raise Waiting
         approval_id = str((rec.result or {}).get("approval_id"))
         found = self._approvals.records.get(approval_id)
@@ -106,7 +108,7 @@ class Asking:
         approval = found
         if approval.status == "pending":
             if not approval.asked:
-                await self.deliver(run, path, approval, plans)
+                await self.deliver(run, path, approval, plans, ai_text=ai_text)
             raise Waiting
         outcome = approval.reply if approval.status == "answered" else fallback
         result = {
@@ -160,9 +162,13 @@ class Asking:
         path: str,
         approval: ApprovalRecord,
         plans: tuple[ReplyPlan, ...] = (),
+        *,
+        ai_text: bool = True,
     ) -> None:
         """Make the approval durable, then hand it to the host (with what each reply
-        does: worked out again from the run's values when a restart delivers it)."""
+        does: worked out again from the run's values when a restart delivers it).
+        ``ai_text`` says the question's text may carry AI output (the host keeps such
+        text in the house); a caller that cannot tell leaves it true."""
         await self._db.store.flush()
         request = ApprovalRequest(
             approval_id=approval.approval_id,
@@ -176,7 +182,9 @@ class Asking:
             plans=plans,
         )
         try:
-            await self._effects.ask_person(run_context(run, path), request)
+            await self._effects.ask_person(
+                run_context(run, path, ai_derived=run.ai_derived or ai_text), request
+            )
         except ProviderUnavailable as err:
             raise ProviderLost(path, str(err) or "nobody can be asked") from err
         approval.asked = True

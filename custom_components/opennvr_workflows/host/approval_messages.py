@@ -47,10 +47,12 @@ def question(
     more_url: str | None,
     image: str | None,
     update: bool = False,
+    message: str | None = None,
 ) -> dict[str, Any]:
     """The notify call's ``title``, ``message`` and ``data`` asking one person on one
-    phone; ``tokens`` are that person's (reply -> token), one per button."""
-    lines = [ticket.message]
+    phone; ``tokens`` are that person's (reply -> token), one per button; ``message``
+    the question's text for this phone, when it differs from the ticket's."""
+    lines = [ticket.message if message is None else message]
     if ticket.seen_again:
         lines.append(texts("approval_seen_again", {"count": ticket.seen_again}))
     time = deadline.strftime("%H:%M")

@@ -79,6 +79,10 @@ class Ticket:
     #: the replies whose path moves something (the engine's plans): voice "deny" never
     #: picks one of them (empty: none moves anything, or a question from before plans)
     moving_replies: list[str] = field(default_factory=list)
+    #: the question as a card may carry it to a phone whose push leaves the house (the
+    #: trigger's plate or person hidden, the AI's words left out: :mod:`.notify_privacy`);
+    #: None: the same as ``message``
+    outside_message: str | None = None
 
     @property
     def asked(self) -> list[str]:

@@ -46,6 +46,7 @@ from ..const import DOMAIN
 from ..engine import ApprovalRequest, Engine, EngineUpdate, RunContext, UnknownApprovalError
 from ..engine.render import escape_markdown
 from . import approval_messages as cards
+from .action_effects import ActionJudge
 from .approval_links import (
     answer_link,
     answers_here,
@@ -57,6 +58,7 @@ from .approval_links import (
 from .approval_people import Addressee, addressees, choose, refusal, user_name
 from .approval_plans import moving_replies, plan_lines
 from .approval_tickets import ClearTokens, Ticket, Tickets, as_mapping, token_of_action
+from .notify_privacy import leaves_the_house, outside_text, private_values
 from .run_context import short_key
 from .settings import HostSettings
 from .texts import Texts
@@ -196,6 +198,7 @@ class ApprovalDesk:
         camera_entity = self._camera_entity(request.camera_id)
         choice = await choose(self.hass, settings, request.who, camera_entity)
         people = await addressees(self.hass, settings, choice.asked)
+        plans = plan_lines(request.plans, self.texts, self._entity_name)
         ticket = Ticket(
             approval_id=request.approval_id,
             run_id=ctx.run_id,
@@ -203,8 +206,13 @@ class ApprovalDesk:
             workflow_name=ctx.workflow_name,
             # What each reply does comes first, the workflow's text (and the AI's words
             # in it) after (:mod:`.approval_plans`).
-            message="\n".join(
-                [*plan_lines(request.plans, self.texts, self._entity_name), request.message]
+            message="\n".join([*plans, request.message]),
+            outside_message=outside_text(
+                plans,
+                request.message,
+                hidden=private_values(ctx.trigger),
+                ai_text=ctx.ai_derived,
+                withheld=self.texts("approval_details_in_home_assistant", {}),
             ),
             replies=list(request.replies),
             default=request.default,
@@ -276,10 +284,13 @@ class ApprovalDesk:
         image = self._image(ticket)
         open_url = self._open_url(ticket)
         tokens = await self._tokens(ticket)
+        settings = self._settings()
+        judge = ActionJudge.of(self.hass, settings.moving_webhooks)
         for person in people:
             mine = tokens[person.user_id]
             for service in ticket.phones.get(person.user_id, []):
                 more = answer_link(self.hass, mine[ticket.replies[0]], _left(ticket))
+                outside = leaves_the_house(judge, service) and service not in settings.full_text_to
                 payload = cards.question(
                     ticket,
                     mine,
@@ -291,6 +302,7 @@ class ApprovalDesk:
                     more_url=more,
                     image=image,
                     update=update,
+                    message=ticket.outside_message if outside else None,
                 )
                 sent += await self._notify(ticket, service, payload)
         return sent

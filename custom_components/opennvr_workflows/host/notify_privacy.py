@@ -19,14 +19,17 @@ Only Home Assistant's own notifications, logbook and log stay inside. So by defa
 * no text of the step at all when the step carries AI output (the model's reason and
   fields may be anywhere in it): a line saying that the details are in Home Assistant.
 
-The full text always reaches Home Assistant's own notifications. An admin lets a
+A question's card (:mod:`.approvals`) follows the same rule: what each reply does, then
+the question, with the trigger's plate or person hidden, and the AI's words left for Home
+Assistant (the card's tap opens it). The full text always reaches Home Assistant's own
+notifications. An admin lets a
 destination carry the full text on the options' *What leaves the house* page.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -135,6 +138,20 @@ def outgoing(
     values = private_values(trigger)
     shown_title, shown_message = _hide(title, values), _hide(message, values)
     return Outgoing(shown_title, shown_message, (shown_title, shown_message) != (title, message))
+
+
+def outside_text(
+    lines: Sequence[str], message: str, *, hidden: Iterable[str], ai_text: bool, withheld: str
+) -> str | None:
+    """A question's text for a phone whose push leaves the house: what each reply does
+    (``lines``), then the workflow's ``message``, each with the trigger's ``hidden``
+    values hidden; when the message carries the AI's words (``ai_text``), ``withheld``
+    stands in for it. None when that is the full text anyway."""
+    values = tuple(hidden)
+    shown = [_hide(line, values) for line in lines]
+    shown.append(withheld if ai_text else _hide(message, values))
+    text = "\n".join(shown)
+    return None if text == "\n".join([*lines, message]) else text
 
 
 def _hide(text: str, values: Iterable[str]) -> str:
