@@ -21,7 +21,9 @@ without that wait, is shown beside it where the two differ). Figures:
    reaches the effects; with a notify first, and with a plain ``if`` and an actuator (a
    Home Assistant action that moves things: its start is synced to disk before it runs).
    Against 50 + 50 Home Assistant automations doing the same (notify; condition and a
-   service call).
+   service call). Then the same runs again with the run-time monitor (the check of the
+   safety rule before every effect that matters) timed: its cost per checked effect, per
+   step run, and its share of the engine's CPU.
 4. **p50/p99 event-to-first-effect at 200, 500, 1,000 and 2,000 events/s offered**, paced
    open loop, from each event's intended send time (a stall counts against every event it
    delays); the engine's event-to-durable (``dispatch`` returned) beside it; the
@@ -88,6 +90,7 @@ from custom_components.opennvr_workflows.engine import (  # noqa: E402
     NvrEvent,
     RunContext,
 )
+from custom_components.opennvr_workflows.engine.monitor import Monitor  # noqa: E402
 from custom_components.opennvr_workflows.engine.ports import SEVERITIES  # noqa: E402
 from custom_components.opennvr_workflows.engine.testing import FakeAi, FakeEffects  # noqa: E402
 from custom_components.opennvr_workflows.workflow import model as m  # noqa: E402
@@ -650,6 +653,59 @@ async def flood_phase(b: Bench, notes: Arrivals | None) -> None:
         )
 
 
+async def monitor_phase(b: Bench) -> None:
+    """Part 3, the monitor's cost: the durable runs again, each check of the safety rule
+    timed (apart from the figures above, which run untimed)."""
+    n, engine, report = b.sizes.flood, b.engine, b.report
+    spent = [0.0, 0]
+    check = Monitor.check
+
+    def timed(self: Monitor, *args: Any, **kwargs: Any) -> None:
+        start = time.perf_counter()
+        try:
+            check(self, *args, **kwargs)
+        finally:
+            spent[0] += time.perf_counter() - start
+            spent[1] += 1
+
+    Monitor.check = timed  # type: ignore[method-assign]
+    try:
+        for key, alert_type, steps, label in (
+            ("notify", "intrusion", 1, "notify first"),
+            ("actuator", "tamper", 2, "if + actuator"),
+        ):
+            spent[:] = [0.0, 0]
+            ids = b.tag(f"monitor-{key}")
+            b.arrivals.expect({ids(i) for i in range(n)})
+            send, waiting = feeder(engine, has_dispatch_commit(engine))
+            with measured() as span:
+                for i in range(n):
+                    send(alert(ids(i), i % CAMERAS + 1, alert_type))
+                await b.arrivals.wait(f"monitor {key}")
+                await asyncio.gather(*waiting)
+                await engine.idle()
+            report.add(
+                f"monitor_us_per_check_{key}",
+                f"monitor: us per checked effect, {label}",
+                round(spent[0] / max(1, spent[1]) * 1e6, 2),
+                span,
+            )
+            report.add(
+                f"monitor_us_per_step_{key}",
+                f"  monitor: us per step run ({steps} a run), {label}",
+                round(spent[0] / (n * steps) * 1e6, 2),
+                None,
+            )
+            report.add(
+                f"monitor_cpu_share_{key}",
+                f"  monitor: share of the engine's CPU, {label}",
+                f"{spent[0] / span.cpu_s:.1%}",
+                None,
+            )
+    finally:
+        Monitor.check = check  # type: ignore[method-assign]
+
+
 async def paced(
     send: Callable[[str, int], None], ids: Callable[[int], str], rate: float, seconds: float
 ) -> dict[str, float]:
@@ -917,6 +973,7 @@ async def bench(sizes: Sizes, with_ha: bool, sustain_rate: float, profile: bool)
         await dispatch_phase(b)
         await cameraless_phase(b)
         await flood_phase(b, notes if hass else None)
+        await monitor_phase(b)
         await rates_phase(b, notes if hass else None)
         db_bytes, wal_bytes = await files_size(tmp / "bench.db")
         report.add(

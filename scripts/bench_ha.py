@@ -98,9 +98,9 @@ from custom_components.opennvr_workflows.const import (  # noqa: E402
     TRANSPORT_WEBSOCKET,
     WORKFLOW_FOLDER,
 )
+from custom_components.opennvr_workflows.coordinator import OpenNVRRuntime  # noqa: E402
 from custom_components.opennvr_workflows.engine import NvrEvent  # noqa: E402
 from custom_components.opennvr_workflows.host.ids import camera_unique_id  # noqa: E402
-from custom_components.opennvr_workflows.runtime import OpenNVRRuntime  # noqa: E402
 from tests.fakes.ollama_server import FakeOllama, FromSchema  # noqa: E402
 from tests.fakes.opennvr_sim import OpenNVRSimulator, SimCamera, SimConfig  # noqa: E402
 

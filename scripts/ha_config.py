@@ -5,7 +5,11 @@ browser tests (``tests/browser``: the same configuration in a temporary director
 run what a newcomer runs. It links the integration into ``custom_components`` and, when
 there is none yet, writes ``configuration.yaml``: ``default_config`` (less ``go2rtc`` when
 its binary is not installed: it is not on PyPI, and without it ``default_config`` fails as a
-whole; camera streams then use HLS) and debug logging for the integration's packages.
+whole; camera streams then use HLS), the files Home Assistant's UI saves automations,
+scripts and scenes to (``automation: !include automations.yaml`` and the others, as a fresh
+Home Assistant install writes them; without them what the UI or a blueprint makes is saved
+and never loads), and debug logging for the integration's packages. A configuration an
+earlier version of this script wrote, untouched since, is brought up to date.
 
     python scripts/ha_config.py CONFIG_DIR
 
@@ -36,20 +40,38 @@ logger:
 """
 
 
-def default_integrations() -> str:
-    """``default_config:``, or its dependencies one by one without ``go2rtc``."""
+#: What the UI saves to, and the empty content Home Assistant starts each file with.
+UI_FILES = {
+    "automation": ("automations.yaml", "[]\n"),
+    "script": ("scripts.yaml", ""),
+    "scene": ("scenes.yaml", "[]\n"),
+}
+
+
+def default_integrations(*, with_ui_files: bool = True) -> str:
+    """``default_config:``, or its dependencies one by one without ``go2rtc``; then the
+    UI's files (an integration listed twice would be a duplicate YAML key, so the UI's
+    three are listed only with their ``!include``)."""
+    included = UI_FILES if with_ui_files else {}
     if shutil.which("go2rtc"):
-        return "default_config:\n"
-    manifest = Path(default_config.__file__).parent / "manifest.json"
-    deps = json.loads(manifest.read_text())["dependencies"]
-    lines = ["# default_config without go2rtc (no go2rtc binary here)"]
-    lines += [f"{dep}:" for dep in deps if dep != "go2rtc"]
+        lines = ["default_config:"]
+    else:
+        manifest = Path(default_config.__file__).parent / "manifest.json"
+        deps = json.loads(manifest.read_text())["dependencies"]
+        lines = ["# default_config without go2rtc (no go2rtc binary here)"]
+        lines += [f"{dep}:" for dep in deps if dep != "go2rtc" and dep not in included]
+    lines += [f"{domain}: !include {name}" for domain, (name, _) in included.items()]
     return "\n".join(lines) + "\n"
 
 
 def configuration() -> str:
     """The text of ``configuration.yaml``."""
     return default_integrations() + LOGGING
+
+
+def earlier_configuration() -> str:
+    """What this script wrote before it included the UI's files."""
+    return default_integrations(with_ui_files=False) + LOGGING
 
 
 def lay_out(config_dir: Path) -> None:
@@ -61,8 +83,11 @@ def lay_out(config_dir: Path) -> None:
         link.unlink()
     link.symlink_to(INTEGRATION, target_is_directory=True)
     yaml_file = config_dir / "configuration.yaml"
-    if not yaml_file.exists():
+    if not yaml_file.exists() or yaml_file.read_text() == earlier_configuration():
         yaml_file.write_text(configuration())
+    for name, empty in UI_FILES.values():
+        if not (config_dir / name).exists():
+            (config_dir / name).write_text(empty)
 
 
 def main() -> None:

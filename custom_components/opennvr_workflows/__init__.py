@@ -18,7 +18,9 @@ from homeassistant.helpers import config_validation as cv
 from homeassistant.helpers.typing import ConfigType
 from pyopennvr import OpenNVRError
 
+from .assist.api import async_register_assist
 from .const import CONF_VERIFY_SSL, DOMAIN, LOGGER
+from .coordinator import CameraCoordinator, OpenNVRConfigEntry, OpenNVRRuntime
 from .devices import async_register_site_device, async_remove_stale_cameras
 
 # Home Assistant calls it on the integration's module when a user deletes a device.
@@ -28,13 +30,11 @@ from .host.services import async_setup_services
 from .host.setup import async_setup_workflows
 from .intents import async_setup_intents
 from .nvr.bridge import async_bridge_hub
-from .nvr.coordinator import CameraCoordinator
 from .nvr.hub import EventHub
 from .nvr.observed import derives_observed, link_observed
 from .nvr.sources.factory import build_sources
 from .nvr_client import SiteCheckError, async_check_site
 from .panel import async_setup_panel
-from .runtime import OpenNVRConfigEntry, OpenNVRRuntime
 
 PLATFORMS: list[Platform] = [
     Platform.AI_TASK,
@@ -139,6 +139,8 @@ async def async_setup_entry(hass: HomeAssistant, entry: OpenNVRConfigEntry) -> b
     # The engine starts before the platforms (its workflows have entities) and before the
     # sources (no event is offered to an engine that is not listening yet).
     await async_setup_workflows(hass, entry)
+    # The camera assistant's LLM API (assist/api.py), while the entry is loaded.
+    entry.async_on_unload(async_register_assist(hass, entry))
     await hass.config_entries.async_forward_entry_setups(entry, _platforms(hass))
 
     async def _stop_sources(_: Event | None = None) -> None:

@@ -2,10 +2,10 @@
 
 Automations, scripts, blueprints and the UI ask AI Task entities for data. Asked about one
 of this site's cameras (a camera attachment), this entity answers through the Look path
-with everything a workflow's Look guarantees (:mod:`.host.task_look`): OpenNVR's pictures,
+with everything a workflow's Look guarantees (:mod:`.host.model.task_look`): OpenNVR's pictures,
 several frames for a decision, the site's rules, the step limits, an hourly budget, a
 trace row, the picture kept as evidence, and ``unsure`` as an answer. It belongs to the
-vision model device (:mod:`.model_device`).
+vision model device (:class:`.entity.ModelEntity`).
 
 Its door is a reading one (``entity:ai_task.look``): it moves nothing, and answers each
 person about the cameras they may see.
@@ -26,11 +26,11 @@ from homeassistant.components.ai_task import (
 from homeassistant.core import Context, HomeAssistant
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 
+from .coordinator import OpenNVRConfigEntry
+from .entity import ModelEntity
+from .host.model.task_look import async_answer_task
 from .host.permissions import entity_door
-from .host.task_look import async_answer_task
 from .host.workflows import WorkflowHost
-from .model_device import ModelEntity
-from .runtime import OpenNVRConfigEntry
 
 # Each task is one model call path; Home Assistant may run tasks of several callers at once.
 PARALLEL_UPDATES = 0

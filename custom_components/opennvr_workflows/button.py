@@ -8,12 +8,12 @@ from homeassistant.exceptions import HomeAssistantError
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 
 from .const import DOMAIN
+from .coordinator import OpenNVRConfigEntry
 from .engine import EngineUpdate
-from .host.ai_mark import start_mark
+from .entity import WorkflowEntity, add_workflow_entities
 from .host.permissions import async_allow_entity
-from .runtime import OpenNVRConfigEntry
+from .host.runs.ai_mark import start_mark
 from .workflow.model import ButtonTrigger
-from .workflow_entity import WorkflowEntity, add_workflow_entities
 from .workflow_views import WorkflowViews
 
 PARALLEL_UPDATES = 0

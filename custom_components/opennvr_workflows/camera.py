@@ -22,9 +22,8 @@ from .camera_stream import (
     redact_stream_logs,
 )
 from .const import DOMAIN, LOGGER
+from .coordinator import CameraCoordinator, OpenNVRConfigEntry
 from .entity import OpenNVRCameraEntity, add_camera_entities
-from .nvr.coordinator import CameraCoordinator
-from .runtime import OpenNVRConfigEntry
 
 PARALLEL_UPDATES = 0
 

@@ -22,10 +22,10 @@ from homeassistant.helpers.selector import (
 )
 
 from .const import CONF_VERIFY_SSL, DOMAIN, LOGGER, TITLE
-from .flow_steps import TransportAndAISteps, merge_options, suggestions
-from .flow_urls import URL_EXAMPLE, async_speaks_plain_http, web_address_problem
+from .flows.options import OpenNVRWorkflowsOptionsFlow
+from .flows.steps import TransportAndAISteps, merge_options, suggestions
+from .flows.urls import URL_EXAMPLE, async_speaks_plain_http, web_address_problem
 from .nvr_client import CheckedSite, SiteCheckError, async_check_site
-from .options_flow import OpenNVRWorkflowsOptionsFlow
 
 _URL = TextSelector(TextSelectorConfig(type=TextSelectorType.URL))
 _TOKEN = TextSelector(TextSelectorConfig(type=TextSelectorType.PASSWORD))

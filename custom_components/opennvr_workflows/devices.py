@@ -1,16 +1,74 @@
-"""Device registry housekeeping: the site device, removing cameras OpenNVR dropped, and
-which devices a user may delete."""
+"""The devices: what each is (the site, its cameras, its vision model; a workflow's device
+is :meth:`.workflow_views.WorkflowViews.device_info`), and the device registry's
+housekeeping: the site device first, removing cameras OpenNVR dropped, and which devices a
+user may delete."""
 
 from __future__ import annotations
 
+from typing import Final
+
 from homeassistant.core import HomeAssistant, callback
 from homeassistant.helpers import device_registry as dr
+from homeassistant.helpers.device_registry import DeviceEntryType, DeviceInfo
+from pyopennvr import Camera
 
 from .const import DOMAIN, LOGGER
-from .entity import camera_device_id, site_device_info
+from .coordinator import OpenNVRConfigEntry
 from .host.ids import workflow_device_identifier
-from .model_device import model_device_identifier
-from .runtime import OpenNVRConfigEntry
+
+#: The model device's identifier suffix (after the site id).
+MODEL_DEVICE: Final = "vision_model"
+
+
+def camera_device_id(site_id: str, camera_id: int) -> tuple[str, str]:
+    """The device registry identifier of a camera: stable across renames and URL changes."""
+    return (DOMAIN, f"{site_id}_camera_{camera_id}")
+
+
+def model_device_identifier(site_id: str) -> tuple[str, str]:
+    """The device registry identifier of a site's vision model device."""
+    return (DOMAIN, f"{site_id}_{MODEL_DEVICE}")
+
+
+def site_device_info(entry: OpenNVRConfigEntry) -> DeviceInfo:
+    """The OpenNVR site as a device: the hub its cameras belong to."""
+    info = entry.runtime_data.info
+    return DeviceInfo(
+        identifiers={(DOMAIN, info.site_id)},
+        name=info.name,
+        manufacturer="OpenNVR",
+        model="OpenNVR site",
+        sw_version=info.version,
+        configuration_url=entry.runtime_data.client.base_url,
+    )
+
+
+def camera_device_info(entry: OpenNVRConfigEntry, camera_id: int, camera: Camera) -> DeviceInfo:
+    """An OpenNVR camera as a device under the site, in the area OpenNVR places it."""
+    runtime = entry.runtime_data
+    return DeviceInfo(
+        identifiers={camera_device_id(runtime.info.site_id, camera_id)},
+        name=camera.name,
+        manufacturer="OpenNVR",
+        model="Camera",
+        suggested_area=camera.raw.get("location") or None,
+        via_device_id=runtime.site_device_id,
+        configuration_url=runtime.client.base_url,
+    )
+
+
+def model_device_info(entry: OpenNVRConfigEntry, vision_model: str) -> DeviceInfo:
+    """The vision model as a service device under the site (see ``entity.ModelEntity``)."""
+    info = entry.runtime_data.info
+    return DeviceInfo(
+        identifiers={model_device_identifier(info.site_id)},
+        translation_key=MODEL_DEVICE,
+        translation_placeholders={"site": info.name},
+        manufacturer="Ollama",
+        model=vision_model or None,
+        entry_type=DeviceEntryType.SERVICE,
+        via_device_id=entry.runtime_data.site_device_id,
+    )
 
 
 @callback

@@ -32,8 +32,8 @@ from .const import (
     CONF_SITE_LISTS,
     CONF_WEBHOOKS,
 )
+from .coordinator import OpenNVRConfigEntry
 from .redact import strip_userinfo_deep
-from .runtime import OpenNVRConfigEntry
 
 if TYPE_CHECKING:
     from .engine import Engine

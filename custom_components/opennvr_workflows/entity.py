@@ -1,37 +1,63 @@
-"""Base entities: one for things that belong to a camera, one for the site itself."""
+"""The base entities, and how a platform adds them for each camera and each workflow file.
+
+Every entity of this integration is an :class:`OpenNVREntity`: named by translation under
+its device, pushed rather than polled, with a unique id under the site's id. Four families
+share it, one per kind of device:
+
+* :class:`OpenNVRCameraEntity`, a camera's (its coordinator says whether the camera is
+  online); cameras added in OpenNVR get theirs without a restart (:func:`add_camera_entities`);
+* :class:`OpenNVRSiteEntity`, the site's own (site mode, counters, the pause switch);
+* :class:`ModelEntity`, the vision model device's, unavailable while AI is off;
+* :class:`WorkflowEntity`, a workflow device's: it listens only to the engine updates that
+  change what it shows, for its own workflow (see :mod:`.workflow_views`); the ones that
+  change on every run (runs today, last outcome, the picture) write their state at most
+  once per :data:`WRITE_COOLDOWN_S`, however many runs start, so a busy workflow cannot
+  flood the state machine and the recorder (:func:`add_workflow_entities`).
+"""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable
+from typing import ClassVar, Final
 
-from homeassistant.core import callback
+from homeassistant.core import HomeAssistant, callback
+from homeassistant.helpers import entity_registry as er
+from homeassistant.helpers.debounce import Debouncer
 from homeassistant.helpers.device_registry import DeviceInfo
 from homeassistant.helpers.entity import Entity
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 from homeassistant.helpers.update_coordinator import CoordinatorEntity
 from pyopennvr import Camera
 
-from .const import DOMAIN
-from .nvr.coordinator import CameraCoordinator
-from .runtime import OpenNVRConfigEntry
+from .coordinator import CameraCoordinator, OpenNVRConfigEntry
+from .devices import MODEL_DEVICE, camera_device_info, model_device_info, site_device_info
+from .engine import EngineUpdate, WorkflowStatus
+from .host.ids import workflow_unique_id
+from .host.workflows import WorkflowHost
+from .workflow import Workflow
+from .workflow_views import FILES_CHANGED, WorkflowViews
+
+_LOGGER = logging.getLogger(__name__)
+
+#: The shortest time between two state writes of an entity that changes on every run.
+WRITE_COOLDOWN_S: Final = 1.0
+
+EntityFactory = Callable[[WorkflowViews, str], Iterable["WorkflowEntity"]]
 
 
-def camera_device_id(site_id: str, camera_id: int) -> tuple[str, str]:
-    """The device registry identifier of a camera: stable across renames and URL changes."""
-    return (DOMAIN, f"{site_id}_camera_{camera_id}")
+class OpenNVREntity(Entity):
+    """What every entity of the integration is (see the module docstring)."""
+
+    _attr_has_entity_name = True
+    _attr_should_poll = False
+
+    def __init__(self, unique_id: str, device_info: DeviceInfo) -> None:
+        self._attr_unique_id = unique_id
+        self._attr_device_info = device_info
 
 
-def site_device_info(entry: OpenNVRConfigEntry) -> DeviceInfo:
-    """The OpenNVR site as a device: the hub its cameras belong to."""
-    info = entry.runtime_data.info
-    return DeviceInfo(
-        identifiers={(DOMAIN, info.site_id)},
-        name=info.name,
-        manufacturer="OpenNVR",
-        model="OpenNVR site",
-        sw_version=info.version,
-        configuration_url=entry.runtime_data.client.base_url,
-    )
+# ── a camera's ─────────────────────────────────────────────────────────────────────────
 
 
 def add_camera_entities(
@@ -57,27 +83,18 @@ def add_camera_entities(
     entry.async_on_unload(coordinator.async_add_listener(_add_new))
 
 
-class OpenNVRCameraEntity(CoordinatorEntity[CameraCoordinator]):
+class OpenNVRCameraEntity(CoordinatorEntity[CameraCoordinator], OpenNVREntity):
     """Ties an entity to its camera's device and to the camera's online state."""
 
-    _attr_has_entity_name = True
-
     def __init__(self, coordinator: CameraCoordinator, camera_id: int, key: str) -> None:
-        super().__init__(coordinator)
-        self.camera_id = camera_id
+        CoordinatorEntity.__init__(self, coordinator)
         entry = coordinator.config_entry
-        site_id = entry.runtime_data.info.site_id
-        self._attr_unique_id = f"{site_id}_{camera_id}_{key}"
-        cam = coordinator.data[camera_id]
-        self._attr_device_info = DeviceInfo(
-            identifiers={camera_device_id(site_id, camera_id)},
-            name=cam.name,
-            manufacturer="OpenNVR",
-            model="Camera",
-            suggested_area=cam.raw.get("location") or None,
-            via_device_id=entry.runtime_data.site_device_id,
-            configuration_url=coordinator.client.base_url,
+        OpenNVREntity.__init__(
+            self,
+            f"{entry.runtime_data.info.site_id}_{camera_id}_{key}",
+            camera_device_info(entry, camera_id, coordinator.data[camera_id]),
         )
+        self.camera_id = camera_id
 
     @property
     def nvr_camera(self) -> Camera | None:
@@ -92,13 +109,184 @@ class OpenNVRCameraEntity(CoordinatorEntity[CameraCoordinator]):
         return super().available and self.nvr_camera is not None and self.camera_online
 
 
-class OpenNVRSiteEntity(Entity):
+# ── the site's and its vision model's ───────────────────────────────────────────────────
+
+
+class OpenNVRSiteEntity(OpenNVREntity):
     """An entity of the site device (site mode, event counters)."""
 
-    _attr_has_entity_name = True
-    _attr_should_poll = False
-
     def __init__(self, entry: OpenNVRConfigEntry, key: str) -> None:
+        super().__init__(f"{entry.runtime_data.info.site_id}_{key}", site_device_info(entry))
         self.entry = entry
-        self._attr_unique_id = f"{entry.runtime_data.info.site_id}_{key}"
-        self._attr_device_info = site_device_info(entry)
+
+
+class ModelEntity(OpenNVREntity):
+    """An entity of the vision model device; unavailable while AI is off in the options.
+
+    A homeowner trusts the AI steps as far as they can see the model: the same watch that
+    raises the "model unreachable" repair (:mod:`.host.model.watch`) drives its connectivity
+    sensor; the hourly AI budgets the engine keeps count its model calls; the Looks of the
+    last hour give its median latency; the evaluation gate's stored measurement gives its
+    accuracy (the lower bound of the 95 % Wilson interval, which is what the gate decides
+    on). The vision model itself is a select of the models an admin allowed (the options'
+    *Webhooks and models* page), and choosing one is an admin's door
+    (:mod:`.host.permissions`). The AI Task entity (``ai_task.py``) belongs to it too.
+    """
+
+    def __init__(self, entry: OpenNVRConfigEntry, host: WorkflowHost, key: str) -> None:
+        super().__init__(
+            f"{entry.runtime_data.info.site_id}_{MODEL_DEVICE}_{key}",
+            model_device_info(entry, host.settings.vision_model),
+        )
+        self.entry = entry
+        self.host = host
+
+    @property
+    def available(self) -> bool:
+        return self.host.settings.ai_enabled
+
+
+# ── a workflow's ───────────────────────────────────────────────────────────────────────
+
+
+def workflow_views(hass: HomeAssistant, entry: OpenNVRConfigEntry) -> WorkflowViews | None:
+    """The entry's views, made by the first platform that asks (None: no workflow host)."""
+    runtime = entry.runtime_data
+    if runtime.workflow_views is None:
+        if runtime.workflows is None:
+            return None
+        views = WorkflowViews(
+            hass,
+            entry.entry_id,
+            runtime.info.site_id,
+            runtime.site_device_id,
+            runtime.workflows,
+        )
+        views.start()
+        runtime.workflow_views = views
+
+        @callback
+        def _drop() -> None:
+            views.stop()
+            runtime.workflow_views = None
+
+        entry.async_on_unload(_drop)
+    return runtime.workflow_views
+
+
+def add_workflow_entities(
+    hass: HomeAssistant,
+    entry: OpenNVRConfigEntry,
+    async_add_entities: AddConfigEntryEntitiesCallback,
+    factory: EntityFactory,
+) -> None:
+    """Add a platform's entities for every workflow file now and after each reload.
+
+    The entities of a file that went away leave with its device (see
+    :class:`~.workflow_views.WorkflowViews`); an entity a loaded workflow no longer has
+    (a "Run now" button once the trigger is not a button) is removed here. A file that
+    does not load keeps the entities it had, unavailable, so an edit with a typo does not
+    lose their history."""
+    views = workflow_views(hass, entry)
+    if views is None:
+        return
+    added: dict[str, dict[str, WorkflowEntity]] = {}
+
+    @callback
+    def _sync() -> None:
+        current = set(views.workflow_ids())
+        for gone in set(added) - current:
+            del added[gone]
+        new: list[WorkflowEntity] = []
+        for workflow_id in sorted(current):
+            have = added.setdefault(workflow_id, {})
+            wanted = {str(e.unique_id): e for e in factory(views, workflow_id)}
+            new.extend(e for uid, e in wanted.items() if uid not in have)
+            have.update({uid: e for uid, e in wanted.items() if uid not in have})
+            if views.workflow(workflow_id) is None:
+                continue
+            for uid in set(have) - set(wanted):
+                entity = have.pop(uid)
+                if entity.entity_id:
+                    er.async_get(hass).async_remove(entity.entity_id)
+        if new:
+            async_add_entities(new)
+
+    _sync()
+    entry.async_on_unload(views.on_files_changed(_sync))
+
+
+class WorkflowEntity(OpenNVREntity):
+    """An entity of one workflow's device."""
+
+    #: The engine update kinds that change what this entity shows.
+    update_kinds: ClassVar[frozenset[str]] = frozenset()
+    #: Whether the entity changes on every run (its writes are then spaced out).
+    per_run: ClassVar[bool] = False
+
+    def __init__(self, views: WorkflowViews, workflow_id: str, key: str) -> None:
+        super().__init__(
+            workflow_unique_id(views.site_id, workflow_id, key), views.device_info(workflow_id)
+        )
+        self.views = views
+        self.workflow_id = workflow_id
+        self._writer: Debouncer[object] | None = None
+        self._gone = False
+
+    @property
+    def workflow(self) -> Workflow | None:
+        """The workflow as its file says; None while the file does not load."""
+        return self.views.workflow(self.workflow_id)
+
+    @property
+    def status(self) -> WorkflowStatus | None:
+        """The workflow as the engine holds it (state, version, reason)."""
+        return self.views.status(self.workflow_id)
+
+    @property
+    def available(self) -> bool:
+        return self.status is not None
+
+    async def async_added_to_hass(self) -> None:
+        """Listen before the first read (subclasses read after this returns, so no update
+        falls between what they read and what they hear)."""
+        if self.per_run:
+            self._writer = Debouncer(
+                self.hass,
+                _LOGGER,
+                cooldown=WRITE_COOLDOWN_S,
+                immediate=True,
+                function=self._async_write,
+            )
+            self.async_on_remove(self._writer.async_shutdown)
+        self.async_on_remove(
+            self.views.listen(
+                self.workflow_id, self.update_kinds | {FILES_CHANGED}, self._on_update
+            )
+        )
+
+    async def async_will_remove_from_hass(self) -> None:
+        self._gone = True
+
+    @callback
+    def _on_update(self, update: EngineUpdate) -> None:
+        if not self.handle(update):
+            return
+        if self._writer is not None:
+            self._writer.async_schedule_call()
+        else:
+            self.async_write_ha_state()
+
+    @callback
+    def handle(self, update: EngineUpdate) -> bool:
+        """Take in an update; return whether the state needs writing."""
+        return True
+
+    async def async_refresh(self) -> None:
+        """Read what a :attr:`per_run` entity shows before its (spaced out) write; the
+        others show what they hold and write at once."""
+
+    async def _async_write(self) -> None:
+        await self.async_refresh()
+        if not self._gone:
+            self.async_write_ha_state()

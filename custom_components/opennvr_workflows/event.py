@@ -15,12 +15,11 @@ from homeassistant.helpers.dispatcher import async_dispatcher_connect
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 
 from .const import ALERT_EVENT_TYPES, CONTRACT_EVENT_TYPES
+from .coordinator import CameraCoordinator, OpenNVRConfigEntry
 from .engine.events import NvrEvent
 from .entity import OpenNVRCameraEntity, add_camera_entities
-from .host.ai_mark import event_mark
+from .host.runs.ai_mark import event_mark
 from .nvr.bridge import camera_signal
-from .nvr.coordinator import CameraCoordinator
-from .runtime import OpenNVRConfigEntry
 
 PARALLEL_UPDATES = 0
 EVENT_TYPES = [*ALERT_EVENT_TYPES, *CONTRACT_EVENT_TYPES.values()]
@@ -98,7 +97,7 @@ class CameraEvents(OpenNVRCameraEntity, EventEntity):
     def _handle_nvr_event(self, event: NvrEvent) -> None:
         """Show the event; one a run raised is written under that run's context, and one
         that carries AI output says so and is written under a marked context, so an
-        automation it triggers carries the mark on (:mod:`.host.ai_mark`)."""
+        automation it triggers carries the mark on (:mod:`.host.runs.ai_mark`)."""
         host = self.coordinator.config_entry.runtime_data.workflows
         ai_derived, context = event_mark(host, event)
         # A context of its own otherwise: never the last run's, still recent.

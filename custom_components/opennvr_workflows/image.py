@@ -3,16 +3,16 @@ decided, so a person can check a decision against its evidence."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, override
 
 from homeassistant.components.image import ImageEntity, infer_image_type
 from homeassistant.core import HomeAssistant, callback
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 
+from .coordinator import OpenNVRConfigEntry
 from .engine import EngineUpdate
-from .host.ai_port import Evidence
-from .runtime import OpenNVRConfigEntry
-from .workflow_entity import WorkflowEntity, add_workflow_entities
+from .entity import WorkflowEntity, add_workflow_entities
+from .host.model.port import Evidence
 from .workflow_views import WorkflowViews
 
 PARALLEL_UPDATES = 0
@@ -62,6 +62,14 @@ class WorkflowEvidenceImage(WorkflowEntity, ImageEntity):
 
     async def async_image(self) -> bytes | None:
         return self._shown.image if self._shown is not None else None
+
+    @property
+    @override
+    def entity_picture(self) -> str | None:
+        """No link before the first picture: Home Assistant's image proxy answers a
+        picture-less entity with HTTP 500, which every device page would request; without
+        a link the page shows the entity's icon."""
+        return super().entity_picture if self._shown is not None else None
 
     @property
     def extra_state_attributes(self) -> dict[str, Any] | None:

@@ -29,8 +29,8 @@ reuses what the actions and the phones already do, so voice follows the same rul
   action (its rule for what needs an admin, its logbook line); by voice only a signed-in
   admin may switch workflows at all, since a voice satellite speaks with no user.
 * ``OpenNVRMessage`` ("ask the cameras ..."): a message to the workflows whose trigger is
-  a message; Assist says their replies (:mod:`.host.assistant_messages`, at most
-  :data:`~.host.assistant_messages.REPLY_WAIT_S` of waiting, then "still working").
+  a message; Assist says their replies (:mod:`.host.runs.messages`, at most
+  :data:`~.host.runs.messages.REPLY_WAIT_S` of waiting, then "still working").
 
 These intents are not offered to model-based agents: Home Assistant no longer exposes
 custom intents to them by itself (they have the integration's own tools instead).
@@ -53,13 +53,14 @@ from homeassistant.util import dt as dt_util
 from pyopennvr import OpenNVRError
 
 from .const import DOMAIN
-from .host.action_support import listed, user_name
-from .host.assistant_messages import MessageOutcome, ask_workflows, message_workflows
+from .coordinator import OpenNVRConfigEntry
+from .host.action_support import user_name
+from .host.errors import listed
 from .host.permissions import DOORS, NotAllowed, Rule, allow, async_allow, async_caller
 from .host.read_scope import camera_touched, may_see, visible_camera_ids
+from .host.runs.messages import MessageOutcome, ask_workflows, message_workflows
 from .host.texts import Texts
 from .host.workflows import WorkflowHost
-from .runtime import OpenNVRConfigEntry
 
 INTENT_LOOK: Final = "OpenNVRLook"
 INTENT_ALERTS: Final = "OpenNVRAlerts"

@@ -22,7 +22,7 @@ from .assist.prompt import ASSIST_PROMPT
 from .assist.tools import build_tools
 from .assist.turn_guard import install_turn_guard
 from .const import DOMAIN
-from .runtime import OpenNVRConfigEntry
+from .coordinator import OpenNVRConfigEntry
 
 
 @callback

@@ -23,10 +23,10 @@ from homeassistant.core import HomeAssistant, callback
 from homeassistant.helpers import entity_registry as er
 
 from .const import DOMAIN
-from .host.effects import EVENT_ALERT, EVENT_REPLY
+from .coordinator import OpenNVRConfigEntry
+from .host.effects.port import EVENT_ALERT, EVENT_REPLY
 from .host.ids import workflow_unique_id
-from .host.run_context import EVENT_RUN
-from .runtime import OpenNVRConfigEntry
+from .host.runs.context import EVENT_RUN
 
 #: A reply is a person's conversation: the logbook shows its start, not a whole essay.
 REPLY_CHARS: Final = 120

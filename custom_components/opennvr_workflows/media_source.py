@@ -15,10 +15,10 @@ Assistant itself. Opening a picture gives a link signed for a few minutes, serve
 evidence view only on that signature (:mod:`.panel.evidence`); the grid's thumbnails,
 which the Media panel loads with the viewer's own login, come from a reading door of their
 own (:mod:`.panel.thumbnail`). Who may see which picture is decided in one place
-(:mod:`.host.evidence_scope`).
+(:mod:`.host.model.evidence_scope`).
 
 The listing reads the host's evidence through one function
-(:meth:`.host.evidence_store.EvidenceStore.listed`), whatever keeps the pictures.
+(:meth:`.host.model.evidence_store.EvidenceStore.listed`), whatever keeps the pictures.
 """
 
 from __future__ import annotations
@@ -38,15 +38,16 @@ from homeassistant.components.media_source import (
     Unresolvable,
 )
 from homeassistant.core import Context, HomeAssistant
+from homeassistant.exceptions import HomeAssistantError
 from homeassistant.helpers.http import current_request
 from homeassistant.util import dt as dt_util
 
 from .const import DOMAIN
-from .host.evidence_scope import visible_evidence, visible_picture
-from .host.evidence_store import Kept
+from .host.model.evidence_scope import visible_evidence, visible_picture
+from .host.model.evidence_store import Kept
+from .host.model.task_look import AI_TASK_RUNS
 from .host.permissions import Caller, allow, async_caller
 from .host.read_scope import camera_id_of
-from .host.task_look import AI_TASK_RUNS
 from .host.workflows import WorkflowHost
 from .panel.evidence import evidence_link
 from .panel.hosts import loaded_hosts
@@ -201,11 +202,15 @@ async def _viewer(hass: HomeAssistant, door: str) -> Caller:
 # ── names ───────────────────────────────────────────────────────────────────────────────
 
 
-def _path(identifier: str | None, error: type[Exception]) -> _Path:
+def _path(identifier: str | None, error: type[HomeAssistantError]) -> _Path:
     try:
         return _Path.parse(identifier)
     except ValueError as err:
-        raise error(f"Unknown item {identifier}") from err
+        raise error(
+            translation_domain=DOMAIN,
+            translation_key="media_unknown",
+            translation_placeholders={"item": identifier or ""},
+        ) from err
 
 
 def _unknown(identifier: str | None) -> BrowseError:
@@ -241,8 +246,5 @@ def _camera_title(host: WorkflowHost, camera: str | None) -> str:
     if camera is None:
         return ""
     camera_id = camera_id_of(host, camera)
-    entry = host.hass.config_entries.async_get_entry(host.entry_id)
-    runtime = getattr(entry, "runtime_data", None)
-    cameras = runtime.cameras.data if runtime is not None else {}
-    found = cameras.get(int(camera_id)) if camera_id is not None else None
+    found = host.site_cameras().get(int(camera_id)) if camera_id is not None else None
     return found.name if found is not None else camera

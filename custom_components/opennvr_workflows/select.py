@@ -1,36 +1,39 @@
 """Selects: the site mode (disarmed, armed home, armed away), read from and set on
-OpenNVR; and each workflow's state (off, test, on), kept by the engine across restarts.
+OpenNVR; the vision model, among those an admin allowed; and each workflow's state (off,
+test, on), kept by the engine across restarts.
 
 A workflow the engine parked in *needs attention* shows no option (its state is unknown)
 while its problem binary sensor is on with the reason: choosing off, test or on is how a
 person says "I looked", and clears it. Who may choose is each select's door (see
 :mod:`.host.permissions`): a workflow's state is an admin's; the site mode is for whoever
-Home Assistant lets control the select.
+Home Assistant lets control the select; the vision model is an admin's too.
 """
 
 from __future__ import annotations
 
 from homeassistant.components.select import SelectEntity
+from homeassistant.const import EntityCategory
 from homeassistant.core import HomeAssistant, callback
-from homeassistant.exceptions import HomeAssistantError
+from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
 from homeassistant.helpers.dispatcher import async_dispatcher_connect
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 from pyopennvr import OpenNVRAuthError, OpenNVRError
 
-from .const import DOMAIN, SITE_MODES
+from .const import CONF_VISION_MODEL, DOMAIN, SITE_MODES
+from .coordinator import OpenNVRConfigEntry
 from .engine import UnknownWorkflowError
-from .entity import OpenNVRSiteEntity
-from .host.measurements import check_entry_turn_on
+from .entity import ModelEntity, OpenNVRSiteEntity, WorkflowEntity, add_workflow_entities
+from .host.action_support import check_entry_turn_on
 from .host.permissions import async_allow_entity
-from .model_device import model_selects
+from .host.workflows import WorkflowHost
 from .nvr.bridge import site_signal
-from .runtime import OpenNVRConfigEntry
-from .workflow_entity import WorkflowEntity, add_workflow_entities
 from .workflow_views import WorkflowViews
 
 #: The states a person can choose for a workflow.
 WORKFLOW_STATES = ["off", "test", "on"]
 
+# A choice writes to OpenNVR (the site mode) or to the engine and the options: one at a
+# time, so two quick choices land in the order they were made.
 PARALLEL_UPDATES = 1
 
 
@@ -39,9 +42,14 @@ async def async_setup_entry(
     entry: OpenNVRConfigEntry,
     async_add_entities: AddConfigEntryEntitiesCallback,
 ) -> None:
-    async_add_entities([SiteModeSelect(entry), *model_selects(entry)])
+    async_add_entities([SiteModeSelect(entry)])
+    if (host := entry.runtime_data.workflows) is not None:
+        async_add_entities([VisionModelSelect(entry, host)])
     add_workflow_entities(
-        hass, entry, async_add_entities, lambda views, wid: [WorkflowStateSelect(views, wid)]
+        hass,
+        entry,
+        async_add_entities,
+        lambda views, wid: [WorkflowStateSelect(entry, views, wid)],
     )
 
 
@@ -101,8 +109,9 @@ class WorkflowStateSelect(WorkflowEntity, SelectEntity):
     _attr_options = WORKFLOW_STATES
     update_kinds = frozenset({"workflow_state"})
 
-    def __init__(self, views: WorkflowViews, workflow_id: str) -> None:
+    def __init__(self, entry: OpenNVRConfigEntry, views: WorkflowViews, workflow_id: str) -> None:
         super().__init__(views, workflow_id, "state")
+        self.entry = entry
 
     @property
     def current_option(self) -> str | None:
@@ -120,7 +129,7 @@ class WorkflowStateSelect(WorkflowEntity, SelectEntity):
                 translation_placeholders={"workflow": self.workflow_id},
             )
         await async_allow_entity(self)
-        check_entry_turn_on(self.views.entry, self.workflow_id, workflow, option)
+        check_entry_turn_on(self.entry, self.workflow_id, workflow, option)
         try:
             self.views.host.engine.set_workflow_state(self.workflow_id, option)
         except UnknownWorkflowError as err:
@@ -129,3 +138,41 @@ class WorkflowStateSelect(WorkflowEntity, SelectEntity):
                 translation_key="workflow_unavailable",
                 translation_placeholders={"workflow": self.workflow_id},
             ) from err
+
+
+class VisionModelSelect(ModelEntity, SelectEntity):
+    """The vision model, among the models an admin allowed (and the one chosen now).
+    Choosing is an admin's; the options are saved and the entry reloads, as saving the
+    options does."""
+
+    _attr_translation_key = "vision_model"
+    _attr_entity_category = EntityCategory.CONFIG
+
+    def __init__(self, entry: OpenNVRConfigEntry, host: WorkflowHost) -> None:
+        super().__init__(entry, host, "select")
+
+    @property
+    def options(self) -> list[str]:
+        settings = self.host.settings
+        chosen = [settings.vision_model] if settings.vision_model else []
+        return list(dict.fromkeys([*chosen, *settings.model_allow_list]))
+
+    @property
+    def current_option(self) -> str | None:
+        return self.host.settings.vision_model or None
+
+    async def async_select_option(self, option: str) -> None:
+        await async_allow_entity(self)
+        if option not in self.options:
+            raise ServiceValidationError(
+                translation_domain=DOMAIN,
+                translation_key="model_not_allowed",
+                translation_placeholders={"model": option, "models": ", ".join(self.options)},
+            )
+        if option == self.current_option:
+            return
+        hass = self.hass
+        hass.config_entries.async_update_entry(
+            self.entry, options={**self.entry.options, CONF_VISION_MODEL: option}
+        )
+        hass.config_entries.async_schedule_reload(self.entry.entry_id)

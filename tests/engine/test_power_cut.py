@@ -46,6 +46,8 @@ def gate_opener() -> m.Workflow:
         limits=m.WorkflowLimits(
             cooldown_s=0, one_at_a_time="track", per_hour=10**6, ai_per_hour=10**6
         ),
+        # A plain rule before the actuator: the engine refuses an ungated one at run time.
+        conditions=(m.CameraCondition(("yard",)),),
         then=(
             m.ActionStep(m.AppAction(app="gate", action="open")),
             m.ActionStep(m.LogAction("gate opened for {camera}")),

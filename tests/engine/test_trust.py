@@ -51,10 +51,14 @@ def _triage() -> m.Workflow:
                         m.AskPersonStep(
                             roles=("owner",),
                             message="?",
-                            replies=("Yes",),
-                            default="Yes",
+                            replies=("Yes", "No"),
+                            # A person's reply is one other than the default (README).
+                            default="No",
                             timeout_s=1,
-                            paths={"Yes": (m.ActionStep(m.AlertAction("high", "Confirmed")),)},
+                            paths={
+                                "Yes": (m.ActionStep(m.AlertAction("high", "Confirmed")),),
+                                "No": (),
+                            },
                         ),
                     ),
                 },

@@ -22,7 +22,7 @@ import secrets
 import ssl
 import uuid
 from collections import deque
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -56,6 +56,15 @@ SITE_MODES = ("disarmed", "armed_home", "armed_away")
 REPLAY_WINDOW = 2000
 #: The frame the simulated detector runs at (``tracks`` frames carry it).
 DETECT_FRAME = (1280, 720)
+#: What a scene draws into the camera's picture, in colours nothing else in a frame has, so
+#: the demo model (``tests.fakes.demo_model``) can see it the way a vision model would: from
+#: the pixels, not from a side channel.
+PARCEL_COLOUR = (150, 100, 45)
+PERSON_COLOUR = (220, 40, 40)
+#: Where the doorstep parcel lies (its centre, in fractions of the frame).
+DOORSTEP = (0.55, 0.82)
+#: A detection's label and the scene its picture shows.
+SCENE_OF_LABEL = {"package": "parcel", "parcel": "parcel", "person": "person"}
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -199,6 +208,10 @@ class OpenNVRSimulator:
         self._sockets: set[web.WebSocketResponse] = set()
         self._runner: web.AppRunner | None = None
         self._tasks: list[asyncio.Task[None]] = []
+        #: What each camera shows now beyond its empty scene: camera id -> "parcel" or
+        #: "person" (see :meth:`draw_frame`).
+        self.showing: dict[int, str] = {}
+        self._scene_tasks: set[asyncio.Task[Any]] = set()
         self.port = 0
         self._scheme = "http"
 
@@ -245,7 +258,24 @@ class OpenNVRSimulator:
         # Neither takes the API token: the ticket and the signature are the credential.
         r.add_get(API + "/events/ws", self._ws)
         r.add_get(API + "/media/s/{token}", self._signed_media)
+        # The demo's own control, outside OpenNVR's API: make a scene happen now.
+        r.add_post("/demo/scene", self._demo_scene)
         return app
+
+    async def _demo_scene(self, request: web.Request) -> web.Response:
+        """``POST /demo/scene`` ``{"scene": "parcel" | "person", "seconds": 30}``: the
+        scene now, as the demo's own timer plays it (a guided tour, a browser test)."""
+        body = await _json_body(request)
+        seconds = float(body.get("seconds") or self.config.parcel_s)
+        scenes = {"parcel": self.parcel_at_door, "person": self.person_at_fence}
+        play = scenes.get(str(body.get("scene")))
+        if play is None:
+            return web.json_response({"detail": f"scene is one of {sorted(scenes)}"}, status=422)
+        task = asyncio.create_task(play(seconds))
+        self._scene_tasks.add(task)
+        task.add_done_callback(self._scene_tasks.discard)
+        await asyncio.sleep(0)
+        return web.json_response({"scene": body["scene"], "seconds": seconds})
 
     async def start(
         self, port: int = 0, host: str = "127.0.0.1", ssl_context: ssl.SSLContext | None = None
@@ -267,6 +297,7 @@ class OpenNVRSimulator:
         self._tasks.append(asyncio.create_task(self._heartbeats()))
 
     async def stop(self) -> None:
+        self._tasks.extend(self._scene_tasks)
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:
@@ -428,9 +459,15 @@ class OpenNVRSimulator:
             return web.json_response({"detail": "No frame available"}, status=503)
         return web.Response(body=self.draw_frame(cam), content_type="image/jpeg")
 
-    def draw_frame(self, cam: SimCamera, at: datetime | None = None) -> bytes:
-        """A JPEG with the camera's name, the time and a shape that moves each second."""
+    def draw_frame(
+        self, cam: SimCamera, at: datetime | None = None, scene: str | None = None
+    ) -> bytes:
+        """A JPEG with the camera's name, the time, a shape that moves each second and what
+        the camera shows (``scene``; by default what it shows now, :attr:`showing`): a
+        parcel on the doorstep, a person at the fence line (or the middle of the frame on
+        a camera without zones)."""
         at = at or _now()
+        scene = scene if scene is not None else self.showing.get(cam.id)
         w, h = self.config.snapshot_size
         img = Image.new("RGB", (w, h), (30 + 40 * (cam.id % 4), 60, 90))
         draw = ImageDraw.Draw(img)
@@ -438,6 +475,38 @@ class OpenNVRSimulator:
         x = int((w - 80) * (0.5 + 0.5 * math.sin(t / 3)))
         y = int((h - 80) * (0.5 + 0.5 * math.cos(t / 5)))
         draw.ellipse((x, y, x + 80, y + 80), fill=(230, 200, 40))
+        if scene == "parcel":
+            cx, cy = DOORSTEP
+            draw.rectangle(
+                (
+                    int((cx - 0.07) * w),
+                    int((cy - 0.08) * h),
+                    int((cx + 0.07) * w),
+                    int((cy + 0.08) * h),
+                ),
+                fill=PARCEL_COLOUR,
+            )
+        elif scene == "person":
+            zone = next((z for z in cam.zones if z.name == "Fence line"), None)
+            cx, cy = zone.centre if zone is not None else (0.5, 0.5)
+            draw.ellipse(
+                (
+                    int((cx - 0.025) * w),
+                    int((cy - 0.3) * h),
+                    int((cx + 0.025) * w),
+                    int((cy - 0.2) * h),
+                ),
+                fill=PERSON_COLOUR,
+            )
+            draw.rectangle(
+                (
+                    int((cx - 0.04) * w),
+                    int((cy - 0.2) * h),
+                    int((cx + 0.04) * w),
+                    int((cy + 0.25) * h),
+                ),
+                fill=PERSON_COLOUR,
+            )
         draw.text(
             (10, 10), f"{cam.name}  {at.strftime('%Y-%m-%d %H:%M:%S')}Z", fill=(255, 255, 255)
         )
@@ -608,8 +677,11 @@ class OpenNVRSimulator:
         event = self._event_or_404(request)
         if isinstance(event, web.Response):
             return event
+        # The picture of the event's moment: its time, and what its detection saw.
         cam = self.camera(int(event["camera_id"])) or SimCamera(0, "Unknown")
-        return web.Response(body=self.draw_frame(cam), content_type="image/jpeg")
+        at = datetime.fromisoformat(str(event["started_at"]))
+        scene = SCENE_OF_LABEL.get(str(event["label"]), "")
+        return web.Response(body=self.draw_frame(cam, at, scene), content_type="image/jpeg")
 
     async def _protect(self, request: web.Request) -> web.Response:
         event = self._event_or_404(request)
@@ -924,8 +996,19 @@ class OpenNVRSimulator:
         track_id = self._new_track_id()
         event = self.add_event(cam.id, "package", score=0.81, track_id=track_id)
         _LOGGER.info("A parcel at camera %s (%s) for %g s", cam.id, cam.name, seconds)
-        await self.hold(cam.id, parcel_track(track_id, (0.55, 0.82)), seconds, fps=fps)
+        with self._showing(cam.id, "parcel"):
+            await self.hold(cam.id, parcel_track(track_id, DOORSTEP), seconds, fps=fps)
         return event
+
+    @contextlib.contextmanager
+    def _showing(self, camera_id: int, scene: str) -> Iterator[None]:
+        """The camera's picture shows ``scene`` while the detector sees it."""
+        self.showing[camera_id] = scene
+        try:
+            yield
+        finally:
+            if self.showing.get(camera_id) == scene:
+                del self.showing[camera_id]
 
     async def person_at_fence(self, seconds: float, *, fps: float = 2.0) -> dict[str, Any] | None:
         """A person lingering in the Back Garden's "Fence line" zone (the first zone of any
@@ -941,7 +1024,8 @@ class OpenNVRSimulator:
         track_id = self._new_track_id()
         event = self.add_event(cam.id, "person", score=0.88, track_id=track_id)
         _LOGGER.info("A person in %r of camera %s for %g s", zone.name, cam.id, seconds)
-        await self.linger(cam.id, zone.name, seconds, track_id, fps=fps)
+        with self._showing(cam.id, "person"):
+            await self.linger(cam.id, zone.name, seconds, track_id, fps=fps)
         return event
 
     async def _heartbeats(self) -> None:

@@ -17,9 +17,9 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry, MockUs
 
 from custom_components.opennvr_workflows.ai import executor
 from custom_components.opennvr_workflows.const import DOMAIN
+from custom_components.opennvr_workflows.devices import MODEL_DEVICE
 from custom_components.opennvr_workflows.host.ids import camera_unique_id
 from custom_components.opennvr_workflows.host.workflows import WorkflowHost
-from custom_components.opennvr_workflows.model_device import MODEL_DEVICE
 
 from .test_services import set_up as set_up_with_files
 

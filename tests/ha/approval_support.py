@@ -34,7 +34,7 @@ from custom_components.opennvr_workflows.const import CONF_APPROVERS
 from custom_components.opennvr_workflows.engine import Engine
 from custom_components.opennvr_workflows.engine.testing import ManualClock
 from custom_components.opennvr_workflows.host import workflows as workflows_module
-from custom_components.opennvr_workflows.host.approvals import ApprovalDesk
+from custom_components.opennvr_workflows.host.approvals.desk import ApprovalDesk
 from custom_components.opennvr_workflows.host.workflows import WorkflowHost
 from tests.fakes.opennvr_sim import OpenNVRSimulator
 from tests.fakes.push_gateway import Push, PushGateway

@@ -22,7 +22,7 @@ from custom_components.opennvr_workflows.engine import (
     ProviderUnavailable,
     RunContext,
 )
-from custom_components.opennvr_workflows.host.action_effects import (
+from custom_components.opennvr_workflows.host.effects.judge import (
     MESSAGING,
     ActionJudge,
     message_command,

@@ -152,14 +152,14 @@ async def test_an_ai_raised_alert_never_reaches_a_phone_urgently_through_a_bluep
     raise_with_ai: bool,
 ) -> None:
     pixel, iphone = await phones_of(phones)
-    forwarded = async_mock_service(hass, "notify", "mobile_app_tablet")
+    tablet = await phones.register(await phones.user("Carol"), "Kitchen tablet")
     await set_up(hass, config_entry, door=RAISE_AI if raise_with_ai else RAISE_PLAIN)
     events = entity_id(hass, sim, "event", "1_events")
     check = ai_check_inputs([events], pixel, iphone, alert_kinds=["other"])
     forward = {
         "events": [events],
         "alert_types": ["other"],
-        "notify_service": "notify.mobile_app_tablet",
+        "notify_devices": [tablet.device_id],
         "cooldown": 0,
     }
     await use_blueprint(
@@ -171,8 +171,7 @@ async def test_an_ai_raised_alert_never_reaches_a_phone_urgently_through_a_bluep
     await sim.emit_alert(1, "person", title="Someone at the front door")
     quick = await pixel.wait_for(lambda p: "checking" in p["message"])
     ios = await iphone.wait_for(lambda p: "checking" in p["message"])
-    await wait_for(hass, lambda: len(forwarded) == 1)
-    sent = forwarded[0].data
+    sent = await tablet.wait_for(lambda p: "(medium" in p["message"])
     assert sent["data"]["ai_derived"] is raise_with_ai
     assert quick["data"]["ai_derived"] is raise_with_ai
     if raise_with_ai:

@@ -23,7 +23,7 @@ from homeassistant.util import dt as dt_util
 from pytest_homeassistant_custom_component.common import MockConfigEntry, async_fire_time_changed
 
 from custom_components.opennvr_workflows.const import CONF_TRUSTED_STARTS, DOMAIN
-from custom_components.opennvr_workflows.host.assistant_messages import ask_workflows
+from custom_components.opennvr_workflows.host.runs.messages import ask_workflows
 from custom_components.opennvr_workflows.host.workflows import WorkflowHost
 from tests.fakes.ollama_server import FakeOllama
 from tests.fakes.opennvr_sim import OpenNVRSimulator

@@ -26,8 +26,8 @@ from pytest_homeassistant_custom_component.typing import ClientSessionGenerator
 
 from custom_components.opennvr_workflows.const import CONF_FULL_TEXT_TO
 from custom_components.opennvr_workflows.engine import NvrEvent
-from custom_components.opennvr_workflows.host.effects import AI_NOTIFICATION_PREFIX
-from custom_components.opennvr_workflows.host.run_context import EVENT_RUN
+from custom_components.opennvr_workflows.host.effects.port import AI_NOTIFICATION_PREFIX
+from custom_components.opennvr_workflows.host.runs.context import EVENT_RUN
 from custom_components.opennvr_workflows.host.workflows import WorkflowHost
 from tests.fakes.ollama_server import FakeOllama, FromSchema
 from tests.fakes.opennvr_sim import OpenNVRSimulator

@@ -21,11 +21,8 @@ from custom_components.opennvr_workflows.const import (
     CONF_HARDWARE,
     HARDWARE_GPU,
 )
-from custom_components.opennvr_workflows.host.task_look import AI_TASK_RUNS
-from custom_components.opennvr_workflows.host.task_structure import (
-    StructureError,
-    plan_of,
-)
+from custom_components.opennvr_workflows.host.model.task_look import AI_TASK_RUNS
+from custom_components.opennvr_workflows.host.model.task_structure import StructureError, plan_of
 from tests.fakes.ollama_server import FakeOllama, FromSchema
 from tests.fakes.opennvr_sim import OpenNVRSimulator
 from tests.nvr.conftest import until
@@ -341,6 +338,8 @@ async def test_the_ai_check_blueprint_asks_through_the_ai_task_entity(
     inputs = {
         "cameras": [entity_id(hass, sim, "event", "1_events")],
         "alert_kinds": ["parcel"],
+        # No phone: the verdict is read from the logbook (debug) and the AI Task's record.
+        "notify_devices": [],
         "cooldown": 0,
         "ai_task": model_entity(hass, "ai_task", "ai_task"),
         "debug": True,

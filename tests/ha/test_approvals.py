@@ -26,8 +26,8 @@ from pytest_homeassistant_custom_component.typing import (
 
 from custom_components.opennvr_workflows.const import DOMAIN
 from custom_components.opennvr_workflows.engine.testing import ManualClock
-from custom_components.opennvr_workflows.host import approval_links
-from custom_components.opennvr_workflows.host.approvals import CLEAR_AFTER_S
+from custom_components.opennvr_workflows.host.approvals import links as approval_links
+from custom_components.opennvr_workflows.host.approvals.desk import CLEAR_AFTER_S
 from tests.fakes.ollama_server import FakeOllama, FromSchema
 from tests.fakes.opennvr_sim import OpenNVRSimulator
 from tests.fakes.push_gateway import PushGateway

@@ -3,9 +3,12 @@ the Ollama fake and companion-app phones: each is instantiated with inputs, its 
 fired, and what it called is checked. Actions outside the integration (a notify group, the
 logbook) are mocked; the integration's own actions (``look``, ``run_workflow``) are real.
 
-Also: every input of every blueprint has a selector, a description and a default, each
+Also: every input of every blueprint has a selector and a description; what must be
+chosen (cameras, phones, triggers, the workflow) has no default, so the editor asks for it
+and an automation saved without it does not load, and everything else has one; each
 blueprint names the Home Assistant it needs and where it comes from, and the README links
-each one for import by URL."""
+each one for import by URL. Phones are reached by the notify action their companion app
+registered, whatever the device is called."""
 
 from __future__ import annotations
 
@@ -21,9 +24,11 @@ import pytest
 from awesomeversion import AwesomeVersion
 from homeassistant.components import person
 from homeassistant.components.automation.config import AUTOMATION_BLUEPRINT_SCHEMA
-from homeassistant.components.blueprint.models import Blueprint
+from homeassistant.components.blueprint.errors import MissingInput
+from homeassistant.components.blueprint.models import Blueprint, BlueprintInputs
 from homeassistant.const import __version__ as HA_VERSION
 from homeassistant.core import Context, HomeAssistant, ServiceCall
+from homeassistant.helpers import device_registry as dr
 from homeassistant.helpers import entity_registry as er
 from homeassistant.setup import async_setup_component
 from homeassistant.util import dt as dt_util
@@ -56,6 +61,14 @@ AI_CHECK = "ai_check_on_alert.yaml"
 RUN_WORKFLOW = "run_workflow_from_trigger.yaml"
 MORNING_REPORT = "morning_report.yaml"
 SHIPPED = {ALERT_TO_PHONE, AI_CHECK, RUN_WORKFLOW, MORNING_REPORT}
+#: The inputs a user must choose: without them the automation could never fire or do
+#: anything, so they have no default.
+CHOSEN = {
+    ALERT_TO_PHONE: {"events", "notify_devices"},
+    AI_CHECK: {"cameras", "notify_devices"},
+    RUN_WORKFLOW: {"triggers", "workflow"},
+    MORNING_REPORT: {"cameras", "notify_action"},
+}
 WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 
 #: What Approve starts in the AI check tests.
@@ -91,7 +104,7 @@ async def phones(
 
 async def use_blueprint(hass: HomeAssistant, *automations: tuple[str, str, dict[str, Any]]) -> None:
     """Copy the shipped blueprints into the config folder and set up one automation per
-    ``(alias, file, inputs)``, as a user importing them would."""
+    ``(alias, file, inputs)``, as a user importing them would (with none: only copy)."""
     target = Path(hass.config.path("blueprints", "automation", DOMAIN))
 
     def copy() -> None:
@@ -100,6 +113,8 @@ async def use_blueprint(hass: HomeAssistant, *automations: tuple[str, str, dict[
             shutil.copy(BLUEPRINTS / name, target)
 
     await hass.async_add_executor_job(copy)
+    if not automations:
+        return
     assert await async_setup_component(
         hass,
         "automation",
@@ -119,6 +134,12 @@ async def use_blueprint(hass: HomeAssistant, *automations: tuple[str, str, dict[
         state = hass.states.get(f"automation.{alias.lower().replace(' ', '_')}")
         assert state is not None, f"{alias} did not set up"
         assert state.state == "on", f"{alias} is {state.state}"
+
+
+def idle(hass: HomeAssistant, automation: str) -> bool:
+    """Whether ``automation`` has no run going (a single-mode one takes the next trigger)."""
+    state = hass.states.get(automation)
+    return state is not None and state.attributes.get("current") == 0
 
 
 # ── what every blueprint declares ───────────────────────────────────────────────────────
@@ -141,27 +162,73 @@ def raw_url(name: str) -> str:
     )
 
 
-def test_every_blueprint_is_valid_and_each_input_has_a_selector_description_and_default() -> None:
+def load_blueprint(name: str) -> Blueprint:
+    data = load_yaml(BLUEPRINTS / name)
+    assert isinstance(data, dict)
+    return Blueprint(data, expected_domain="automation", schema=AUTOMATION_BLUEPRINT_SCHEMA)
+
+
+def test_every_blueprint_is_valid_and_only_what_must_be_chosen_has_no_default() -> None:
     assert {p.name for p in BLUEPRINTS.glob("*.yaml")} == SHIPPED, "each blueprint is tested here"
+    assert set(CHOSEN) == SHIPPED
     for name in sorted(SHIPPED):
-        data = load_yaml(BLUEPRINTS / name)
-        assert isinstance(data, dict)
-        blueprint = Blueprint(
-            data, expected_domain="automation", schema=AUTOMATION_BLUEPRINT_SCHEMA
-        )
+        blueprint = load_blueprint(name)
         assert blueprint.validate() is None, f"{name} needs a newer Home Assistant"
-        meta = data["blueprint"]
+        meta = blueprint.data["blueprint"]
         min_version = meta["homeassistant"]["min_version"]
         assert AwesomeVersion(min_version) <= AwesomeVersion(HA_VERSION)
         assert meta["source_url"] == raw_url(name).replace(
             "raw.githubusercontent.com", "github.com"
         ).replace("/main/", "/blob/main/", 1)
         assert meta["description"].strip()
+        without_default = set()
         for key, spec in inputs_of(meta):
             where = f"{name}: input {key}"
             assert spec.get("description", "").strip(), f"{where} has no description"
             assert "selector" in spec, f"{where} has no selector"
-            assert "default" in spec, f"{where} has no default"
+            if "default" not in spec:
+                without_default.add(key)
+        assert without_default == CHOSEN[name], name
+
+
+@pytest.mark.parametrize("name", sorted(SHIPPED))
+def test_an_automation_without_what_must_be_chosen_does_not_validate(name: str) -> None:
+    """Home Assistant refuses the automation and names each missing input; given them
+    (and nothing else), it is complete."""
+    blueprint = load_blueprint(name)
+    config = {"use_blueprint": {"path": f"{DOMAIN}/{name}", "input": {}}}
+    with pytest.raises(MissingInput) as refused:
+        BlueprintInputs(blueprint, config).validate()
+    assert f"Missing input {', '.join(sorted(CHOSEN[name]))}" in str(refused.value)
+    chosen = {key: ["x"] for key in CHOSEN[name]}
+    BlueprintInputs(blueprint, {"use_blueprint": {"path": name, "input": chosen}}).validate()
+
+
+async def test_an_automation_saved_without_its_cameras_is_not_turned_on(
+    hass: HomeAssistant,
+) -> None:
+    """What the editor would save if it let the cameras be skipped: the automation does not
+    load, so it never sits there looking armed."""
+    await use_blueprint(hass)
+    assert await async_setup_component(
+        hass,
+        "automation",
+        {
+            "automation": [
+                {
+                    "id": "no_cameras",
+                    "alias": "No cameras",
+                    "use_blueprint": {
+                        "path": f"{DOMAIN}/{ALERT_TO_PHONE}",
+                        "input": {"notify_devices": ["a_phone"]},
+                    },
+                }
+            ]
+        },
+    )
+    await hass.async_block_till_done()
+    state = hass.states.get("automation.no_cameras")
+    assert state is None or state.state == "unavailable"
 
 
 def test_the_readme_links_each_blueprint_for_import_by_url() -> None:
@@ -176,43 +243,96 @@ def test_the_readme_links_each_blueprint_for_import_by_url() -> None:
 # ── camera alert to phone (no AI) ───────────────────────────────────────────────────────
 
 
-async def test_camera_alert_blueprint_notifies_the_phone(
-    hass: HomeAssistant, sim: OpenNVRSimulator, setup_entry: MockConfigEntry
+async def test_camera_alert_blueprint_notifies_the_phones(
+    hass: HomeAssistant, config_entry: MockConfigEntry, sim: OpenNVRSimulator, phones: Phones
 ) -> None:
-    calls = async_mock_service(hass, "notify", "mobile_app_pixel")
+    await set_up(hass, config_entry)
+    pixel, iphone = await phones_of(phones)
     events = entity_id(hass, sim, "event", "1_events")
     camera = entity_id(hass, sim, "camera", "1_camera")
     inputs = {
         "events": [events, entity_id(hass, sim, "event", "2_events")],
         "alert_types": ["person", "parcel"],
-        "notify_service": "notify.mobile_app_pixel",
+        "notify_devices": [pixel.device_id, iphone.device_id],
         "cooldown": 0,
     }
     await use_blueprint(hass, ("Front door to phone", ALERT_TO_PHONE, inputs))
-    await wait_for(hass, lambda: setup_entry.runtime_data.hub.connected("websocket"))
+    await wait_for(hass, lambda: config_entry.runtime_data.hub.connected("websocket"))
 
     await sim.emit_alert(1, "vehicle")  # not one of the chosen types
     await sim.emit_alert(1, "parcel", severity="low", title="Parcel at the door")
-    await wait_for(hass, lambda: len(calls) == 1)
-    data = calls[0].data
-    assert data["title"] == "Parcel at the door"
-    assert data["message"] == "Parcel on Front Door (low)"
-    assert data["data"] == {
-        "image": f"/api/camera_proxy/{camera}",
-        "tag": f"opennvr-{camera}",
+    sent = await pixel.wait_for(lambda p: p["title"] == "Parcel at the door")
+    assert sent["message"] == "Parcel on Front Door (low)"
+    tag = f"opennvr-{camera}"
+    picture = f"/api/camera_proxy/{camera}"
+    assert {key: sent["data"].get(key) for key in ("image", "tag", "group", "ai_derived")} == {
+        "image": picture,
+        "tag": tag,
         "group": "opennvr",
         "ai_derived": False,
     }
+    # The iPhone gets the picture as iOS takes it.
+    ios = await iphone.wait_for(lambda p: p["title"] == "Parcel at the door")
+    assert ios["data"]["attachment"] == {"url": picture, "content-type": "jpeg"}
+    assert "image" not in ios["data"]
 
+    # One run at a time (a run's cooldown is its last step): the next alert once it ended.
+    await wait_for(hass, lambda: idle(hass, "automation.front_door_to_phone"))
     await sim.emit_alert(1, "person", severity="high")
-    await wait_for(hass, lambda: len(calls) == 2)
-    assert calls[1].data["message"] == "Person on Front Door (high)"
+    await pixel.wait_for(lambda p: p["message"] == "Person on Front Door (high)")
     # The second camera: its own picture and its own notification (tag).
+    await wait_for(hass, lambda: idle(hass, "automation.front_door_to_phone"))
     await sim.emit_alert(2, "person", severity="high")
-    await wait_for(hass, lambda: len(calls) == 3)
-    driveway = entity_id(hass, sim, "camera", "2_camera")
-    assert calls[2].data["message"] == "Person on Driveway (high)"
-    assert calls[2].data["data"]["tag"] == f"opennvr-{driveway}"
+    driveway = await pixel.wait_for(lambda p: p["message"] == "Person on Driveway (high)")
+    assert driveway["data"]["tag"] == f"opennvr-{entity_id(hass, sim, 'camera', '2_camera')}"
+    assert not [p for p in pushes(pixel) if p["message"].startswith("Vehicle")]
+
+
+async def test_a_phone_is_reached_by_the_action_its_app_registered_whatever_its_name(
+    hass: HomeAssistant, config_entry: MockConfigEntry, sim: OpenNVRSimulator, phones: Phones
+) -> None:
+    """The companion app's notify action is named after the name the app registered with
+    (``mobile_app_`` and that name, made a slug as a whole): a name with accents and
+    brackets, a device the user renamed in Home Assistant, and an app that renamed itself
+    afterwards all still get the notification."""
+    await set_up(hass, config_entry)
+    alice = await phones.user("Alice")
+    tablet = await phones.register(alice, "Küche Tablet (2)")
+    assert hass.services.has_service("notify", "mobile_app_kuche_tablet_2")
+    dr.async_get(hass).async_update_device(tablet.device_id, name_by_user="Kitchen")
+    inputs = {
+        "events": [entity_id(hass, sim, "event", "1_events")],
+        "alert_types": [],
+        "notify_devices": [tablet.device_id],
+        "cooldown": 0,
+    }
+    await use_blueprint(hass, ("To the tablet", ALERT_TO_PHONE, inputs))
+    await wait_for(hass, lambda: config_entry.runtime_data.hub.connected("websocket"))
+
+    await sim.emit_alert(1, "parcel", title="First parcel")
+    await tablet.wait_for(lambda p: p["title"] == "First parcel")
+    await wait_for(hass, lambda: idle(hass, "automation.to_the_tablet"))
+
+    # The app registers under a new name: mobile_app renames its action; the device keeps
+    # the name the user gave it.
+    await tablet.webhook(
+        {
+            "type": "update_registration",
+            "data": {
+                "app_version": tablet.registration["app_version"],
+                "device_name": "Kitchen Wall",
+                "manufacturer": tablet.registration["manufacturer"],
+                "model": tablet.registration["model"],
+            },
+        }
+    )
+    await wait_for(hass, lambda: hass.services.has_service("notify", "mobile_app_kitchen_wall"))
+    assert not hass.services.has_service("notify", "mobile_app_kuche_tablet_2")
+    device = dr.async_get(hass).async_get(tablet.device_id)
+    assert device is not None
+    assert device.name_by_user == "Kitchen"
+    await sim.emit_alert(1, "parcel", title="Second parcel")
+    await tablet.wait_for(lambda p: p["title"] == "Second parcel")
 
 
 # ── AI check on an alert ────────────────────────────────────────────────────────────────

@@ -36,7 +36,7 @@ from custom_components.opennvr_workflows.const import (
     TRANSPORT_MQTT,
     TRANSPORT_WEBSOCKET,
 )
-from custom_components.opennvr_workflows.flow_steps import CONF_SKIP_AI, TransportAndAISteps
+from custom_components.opennvr_workflows.flows.steps import CONF_SKIP_AI, TransportAndAISteps
 from tests.fakes.ollama_server import FakeOllama
 from tests.fakes.opennvr_sim import OpenNVRSimulator
 from tests.fakes.tls import self_signed_context

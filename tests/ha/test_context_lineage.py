@@ -8,7 +8,7 @@ from __future__ import annotations
 from homeassistant.core import Context, Event, HomeAssistant
 from homeassistant.util.ulid import ulid_at_time
 
-from custom_components.opennvr_workflows.host.lineage import ContextLineage, Origin, made_at
+from custom_components.opennvr_workflows.host.runs.lineage import ContextLineage, Origin, made_at
 
 
 class Clock:

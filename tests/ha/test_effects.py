@@ -30,8 +30,8 @@ from custom_components.opennvr_workflows.engine import (
     ProviderUnavailable,
     RunContext,
 )
-from custom_components.opennvr_workflows.host.effects import EVENT_ALERT, HaEffects
-from custom_components.opennvr_workflows.host.run_context import EVENT_RUN, SentLedger
+from custom_components.opennvr_workflows.host.effects.port import EVENT_ALERT, HaEffects
+from custom_components.opennvr_workflows.host.runs.context import EVENT_RUN, SentLedger
 from tests.fakes.opennvr_sim import ALL_SCOPES, OpenNVRSimulator, SimConfig
 
 from .conftest import WEBSOCKET_OPTIONS

@@ -16,9 +16,9 @@ from pytest_homeassistant_custom_component.common import (
 )
 from pytest_homeassistant_custom_component.typing import ClientSessionGenerator
 
-from custom_components.opennvr_workflows.host import evidence_store as evidence_module
-from custom_components.opennvr_workflows.host.ai_port import Evidence
-from custom_components.opennvr_workflows.host.evidence_store import EvidenceStore
+from custom_components.opennvr_workflows.host.model import evidence_store as evidence_module
+from custom_components.opennvr_workflows.host.model.evidence_store import EvidenceStore
+from custom_components.opennvr_workflows.host.model.port import Evidence
 from custom_components.opennvr_workflows.host.permissions import Caller
 from custom_components.opennvr_workflows.host.settings import Retention
 from custom_components.opennvr_workflows.host.workflows import WorkflowHost

@@ -17,7 +17,6 @@ from custom_components.opennvr_workflows.const import (
     CONF_EMBEDDING_MODEL,
     DOMAIN,
 )
-from custom_components.opennvr_workflows.host.history import history_search
 from custom_components.opennvr_workflows.host.workflows import WorkflowHost
 from tests.fakes.ollama_server import EMBEDDING_MODEL, FakeOllama, FromSchema, HttpError
 from tests.fakes.opennvr_sim import OpenNVRSimulator
@@ -184,7 +183,7 @@ async def test_with_an_embedding_model_a_paraphrase_is_found_by_meaning(
     host = host_of(config_entry)
     courier = await decide(host, sim, ollama, 1, "a courier rings with a parcel")
     await decide(host, sim, ollama, 2, "a neighbour walking a dog")
-    index = history_search(hass, config_entry.entry_id)
+    index = config_entry.runtime_data.history
     assert index is not None
     await index.catch_up()
     assert (await index.stats())["embedded"] == 2

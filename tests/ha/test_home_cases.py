@@ -37,7 +37,7 @@ from custom_components.opennvr_workflows.engine import wilson_interval
 from custom_components.opennvr_workflows.evaluation import gate
 from custom_components.opennvr_workflows.evaluation.case_loader import load_case
 from custom_components.opennvr_workflows.evaluation.case_model import StepCase
-from custom_components.opennvr_workflows.host.home_cases import CASES_FOLDER
+from custom_components.opennvr_workflows.host.cases.store import CASES_FOLDER
 from custom_components.opennvr_workflows.host.ids import camera_unique_id
 from custom_components.opennvr_workflows.host.workflows import WorkflowHost
 from evals.cli import main as evals_main

@@ -8,7 +8,7 @@ from homeassistant.config_entries import SOURCE_REAUTH, ConfigEntryState
 from homeassistant.core import HomeAssistant
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
-from custom_components.opennvr_workflows.runtime import OpenNVRRuntime
+from custom_components.opennvr_workflows.coordinator import OpenNVRRuntime
 from tests.fakes.opennvr_sim import OpenNVRSimulator
 
 

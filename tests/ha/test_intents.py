@@ -24,8 +24,9 @@ from homeassistant.setup import async_setup_component
 from pytest_homeassistant_custom_component.common import MockConfigEntry, MockUser
 
 from custom_components.opennvr_workflows.const import CONF_APPROVERS, CONF_CAMERA_ROLES, DOMAIN
-from custom_components.opennvr_workflows.host import assistant_messages, sentences
+from custom_components.opennvr_workflows.host import sentences
 from custom_components.opennvr_workflows.host.ids import camera_unique_id
+from custom_components.opennvr_workflows.host.runs import messages as assistant_messages
 from custom_components.opennvr_workflows.host.workflows import WorkflowHost
 from custom_components.opennvr_workflows.intents import (
     INTENT_APPROVE,

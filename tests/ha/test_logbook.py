@@ -19,8 +19,8 @@ from pytest_homeassistant_custom_component.typing import WebSocketGenerator
 
 from custom_components.opennvr_workflows.const import DOMAIN
 from custom_components.opennvr_workflows.engine import NvrEvent
-from custom_components.opennvr_workflows.host.effects import EVENT_ALERT, EVENT_REPLY
-from custom_components.opennvr_workflows.host.run_context import EVENT_RUN
+from custom_components.opennvr_workflows.host.effects.port import EVENT_ALERT, EVENT_REPLY
+from custom_components.opennvr_workflows.host.runs.context import EVENT_RUN
 from custom_components.opennvr_workflows.host.workflows import WorkflowHost
 
 from .workflow_files import write_workflow

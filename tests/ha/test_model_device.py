@@ -28,8 +28,8 @@ from custom_components.opennvr_workflows.const import (
     CONF_VISION_MODEL,
     DOMAIN,
 )
+from custom_components.opennvr_workflows.devices import model_device_identifier
 from custom_components.opennvr_workflows.host import issues
-from custom_components.opennvr_workflows.model_device import model_device_identifier
 from tests.fakes.ollama_server import FakeOllama, FromSchema
 
 from .ai_task_support import SITE_ID, camera_entity, generate, model_entity, set_up

@@ -35,8 +35,8 @@ from custom_components.opennvr_workflows.const import (
 )
 from custom_components.opennvr_workflows.engine import wilson_interval
 from custom_components.opennvr_workflows.evaluation import gate
-from custom_components.opennvr_workflows.flow_steps import CONF_SKIP_AI
-from custom_components.opennvr_workflows.host.files import TEMPLATES_MARKER
+from custom_components.opennvr_workflows.flows.steps import CONF_SKIP_AI
+from custom_components.opennvr_workflows.host.folder.files import TEMPLATES_MARKER
 from custom_components.opennvr_workflows.workflow import load_template, workflow_to_data
 from tests.fakes.ollama_server import Answer, FakeOllama, FromSchema, Received, Reply
 from tests.fakes.opennvr_sim import OpenNVRSimulator

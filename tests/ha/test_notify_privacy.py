@@ -15,7 +15,7 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.opennvr_workflows.const import CONF_APPROVERS, CONF_FULL_TEXT_TO
 from custom_components.opennvr_workflows.engine import NvrEvent
-from custom_components.opennvr_workflows.host.notify_privacy import HIDDEN
+from custom_components.opennvr_workflows.host.effects.privacy import HIDDEN
 from custom_components.opennvr_workflows.host.workflows import WorkflowHost
 from tests.fakes.ollama_server import FakeOllama, FromSchema
 from tests.fakes.opennvr_sim import OpenNVRSimulator

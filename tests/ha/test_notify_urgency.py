@@ -13,10 +13,7 @@ from homeassistant.exceptions import HomeAssistantError
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.opennvr_workflows.engine import ActionRequest, NvrEvent, RunContext
-from custom_components.opennvr_workflows.host.notify_urgency import (
-    cap_urgency,
-    effective_severity,
-)
+from custom_components.opennvr_workflows.host.effects.urgency import cap_urgency, effective_severity
 
 from .notify_platforms import RecordingService, add_notify_platforms
 

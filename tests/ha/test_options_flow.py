@@ -47,13 +47,13 @@ from custom_components.opennvr_workflows.const import (
     TRANSPORT_MQTT,
     TRANSPORT_NATS,
 )
-from custom_components.opennvr_workflows.flow_steps import CONF_SKIP_AI
-from custom_components.opennvr_workflows.options_flow import (
+from custom_components.opennvr_workflows.flows.options import (
     LIST_NAME_PATTERN,
     ROLE_PATTERN,
     parse_approver_roles,
     parse_site_lists,
 )
+from custom_components.opennvr_workflows.flows.steps import CONF_SKIP_AI
 from tests.fakes.brokers import Mosquitto, NatsServer, running
 from tests.fakes.ollama_server import EMBEDDING_MODEL, FakeOllama
 from tests.fakes.opennvr_sim import OpenNVRSimulator
@@ -477,13 +477,14 @@ async def test_camera_roles_need_the_site_connected(
     assert result["reason"] == "not_loaded"
 
 
-def _event_source_warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
-    """Warnings of the event hub and its transports."""
+def _event_source_outages(caplog: pytest.LogCaptureFixture) -> list[str]:
+    """What the event hub and its transports logged about a lost connection, and any
+    warning of theirs."""
     return [
         r.getMessage()
         for r in caplog.records
-        if r.levelno >= logging.WARNING
-        and r.name.startswith("custom_components.opennvr_workflows.nvr")
+        if r.name.startswith("custom_components.opennvr_workflows.nvr")
+        and (r.levelno >= logging.WARNING or " lost;" in r.getMessage())
     ]
 
 
@@ -494,7 +495,7 @@ async def test_saving_options_is_no_outage_but_a_dropped_connection_is(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     """Saving a page reloads the entry, which stops the events websocket on purpose: no
-    warning. The site closing the connection is an outage: one warning."""
+    outage is logged. The site closing the connection is an outage: one line (info)."""
     await websocket_connected(hass, setup_entry)
     result = await _open(hass, setup_entry, "transport")
     result = await hass.config_entries.options.async_configure(
@@ -505,19 +506,19 @@ async def test_saving_options_is_no_outage_but_a_dropped_connection_is(
     assert await hass.config_entries.async_reload(setup_entry.entry_id)
     await hass.async_block_till_done()
     await websocket_connected(hass, setup_entry)
-    assert _event_source_warnings(caplog) == []
+    assert _event_source_outages(caplog) == []
 
     transitions: list[bool] = []
     setup_entry.runtime_data.hub.subscribe_state(lambda _, up: transitions.append(up))
     await sim.drop_websockets()
     await wait_for(hass, lambda: transitions[-2:] == [False, True], within=15)
-    assert _event_source_warnings(caplog) == [
+    assert _event_source_outages(caplog) == [
         "OpenNVR events via websocket lost; its entities are unavailable until it reconnects"
     ]
 
     assert await hass.config_entries.async_unload(setup_entry.entry_id)
     await hass.async_block_till_done()
-    assert len(_event_source_warnings(caplog)) == 1
+    assert len(_event_source_outages(caplog)) == 1
 
 
 async def _broker_page(

@@ -18,7 +18,7 @@ from pytest_homeassistant_custom_component.typing import (
 )
 
 from custom_components.opennvr_workflows.const import DOMAIN, WORKFLOW_FOLDER
-from custom_components.opennvr_workflows.host.files import TEMPLATES_MARKER
+from custom_components.opennvr_workflows.host.folder.files import TEMPLATES_MARKER
 from custom_components.opennvr_workflows.host.workflows import WorkflowHost
 from tests.fakes.ollama_server import FakeOllama, FromSchema
 from tests.fakes.opennvr_sim import OpenNVRSimulator

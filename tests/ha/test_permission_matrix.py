@@ -40,7 +40,7 @@ from pytest_homeassistant_custom_component.typing import (
 
 from custom_components.opennvr_workflows.assist.api import api_id
 from custom_components.opennvr_workflows.const import CONF_APPROVERS, DOMAIN
-from custom_components.opennvr_workflows.host.approval_links import sign
+from custom_components.opennvr_workflows.host.approvals.links import sign
 from custom_components.opennvr_workflows.host.ids import camera_unique_id
 from custom_components.opennvr_workflows.host.permissions import CELLS, DOORS, ROLES
 from custom_components.opennvr_workflows.host.workflows import WorkflowHost

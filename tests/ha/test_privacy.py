@@ -25,7 +25,6 @@ from pytest_homeassistant_custom_component.components.recorder.common import (
     async_wait_recording_done,
 )
 
-from custom_components.opennvr_workflows import flow_steps
 from custom_components.opennvr_workflows.const import (
     CONF_AI_ENABLED,
     CONF_APPROVERS,
@@ -35,7 +34,8 @@ from custom_components.opennvr_workflows.const import (
     DOMAIN,
 )
 from custom_components.opennvr_workflows.engine import NvrEvent
-from custom_components.opennvr_workflows.flow_steps import CONF_SKIP_AI
+from custom_components.opennvr_workflows.flows import steps as flow_steps
+from custom_components.opennvr_workflows.flows.steps import CONF_SKIP_AI
 from custom_components.opennvr_workflows.host import issues
 from custom_components.opennvr_workflows.host.ids import workflow_unique_id
 from custom_components.opennvr_workflows.local_network import async_is_local

@@ -28,8 +28,8 @@ from custom_components.opennvr_workflows.const import (
     DOMAIN,
     WORKFLOW_FOLDER,
 )
-from custom_components.opennvr_workflows.host.approval_links import picture_link
-from custom_components.opennvr_workflows.host.files import TEMPLATES_MARKER
+from custom_components.opennvr_workflows.host.approvals.links import picture_link
+from custom_components.opennvr_workflows.host.folder.files import TEMPLATES_MARKER
 from custom_components.opennvr_workflows.host.permissions import Caller
 from custom_components.opennvr_workflows.host.workflows import WorkflowHost
 from custom_components.opennvr_workflows.intents import INTENT_LOOK

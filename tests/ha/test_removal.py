@@ -18,7 +18,7 @@ from custom_components.opennvr_workflows.const import (
     WORKFLOW_FOLDER,
 )
 from custom_components.opennvr_workflows.host import sentences
-from custom_components.opennvr_workflows.host.approvals import notification_id
+from custom_components.opennvr_workflows.host.approvals.desk import notification_id
 from tests.fakes.opennvr_sim import OpenNVRSimulator
 from tests.nvr.conftest import until
 

@@ -24,7 +24,7 @@ from custom_components.opennvr_workflows.const import (
     DOMAIN,
 )
 from custom_components.opennvr_workflows.host import issues
-from custom_components.opennvr_workflows.host import model_watch as watch_module
+from custom_components.opennvr_workflows.host.model import watch as watch_module
 from custom_components.opennvr_workflows.host.workflows import WorkflowHost
 from tests.fakes.ollama_server import FakeOllama, HttpError
 from tests.fakes.opennvr_sim import OpenNVRSimulator

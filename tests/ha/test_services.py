@@ -39,7 +39,7 @@ from custom_components.opennvr_workflows.const import (
     DOMAIN,
     WORKFLOW_FOLDER,
 )
-from custom_components.opennvr_workflows.host.files import TEMPLATES_MARKER
+from custom_components.opennvr_workflows.host.folder.files import TEMPLATES_MARKER
 from custom_components.opennvr_workflows.host.workflows import WorkflowHost
 from custom_components.opennvr_workflows.workflow import template_names
 from tests.fakes.ollama_server import FakeOllama, FromSchema, ToolCalls

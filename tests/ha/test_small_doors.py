@@ -44,7 +44,7 @@ from custom_components.opennvr_workflows.const import (
 from custom_components.opennvr_workflows.diagnostics import async_get_config_entry_diagnostics
 from custom_components.opennvr_workflows.engine import ActionRequest, NvrEvent, RunContext
 from custom_components.opennvr_workflows.engine.render import escape_markdown
-from custom_components.opennvr_workflows.host import files as folder_io
+from custom_components.opennvr_workflows.host.folder import files as folder_io
 from custom_components.opennvr_workflows.host.workflows import WorkflowHost
 from custom_components.opennvr_workflows.redact import strip_userinfo, strip_userinfo_deep
 from tests.fakes.opennvr_sim import OpenNVRSimulator

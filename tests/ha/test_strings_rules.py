@@ -47,7 +47,7 @@ from custom_components.opennvr_workflows.const import (
     TRANSPORT_WEBSOCKET,
 )
 from custom_components.opennvr_workflows.evaluation import gate
-from custom_components.opennvr_workflows.flow_steps import CONF_SKIP_AI
+from custom_components.opennvr_workflows.flows.steps import CONF_SKIP_AI
 from tests.fakes.ollama_server import FakeOllama
 from tests.fakes.opennvr_sim import OpenNVRSimulator
 

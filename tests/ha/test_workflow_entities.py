@@ -33,16 +33,16 @@ from custom_components.opennvr_workflows.const import (
 )
 from custom_components.opennvr_workflows.engine import Accuracy, wilson_interval
 from custom_components.opennvr_workflows.engine.versions import step_hash
-from custom_components.opennvr_workflows.host.files import TEMPLATES_MARKER
+from custom_components.opennvr_workflows.entity import WRITE_COOLDOWN_S
+from custom_components.opennvr_workflows.host.folder.files import TEMPLATES_MARKER
 from custom_components.opennvr_workflows.host.ids import (
     workflow_device_identifier,
     workflow_unique_id,
 )
-from custom_components.opennvr_workflows.host.run_summary import workflow_accuracy
+from custom_components.opennvr_workflows.host.runs.summary import workflow_accuracy
 from custom_components.opennvr_workflows.host.workflows import WorkflowHost
 from custom_components.opennvr_workflows.workflow import validate_text, walk_steps
 from custom_components.opennvr_workflows.workflow.model import AIStep
-from custom_components.opennvr_workflows.workflow_entity import WRITE_COOLDOWN_S
 from tests.fakes.ollama_server import FakeOllama, FromSchema
 from tests.fakes.opennvr_sim import OpenNVRSimulator
 from tests.nvr.conftest import until

@@ -92,7 +92,7 @@ def test_connected_state_logs_once_per_change_and_tells_listeners(
     levels = [(r.levelname, r.getMessage()) for r in caplog.records]
     assert levels == [
         (
-            "WARNING",
+            "INFO",
             "OpenNVR events via nats lost; its entities are unavailable until it reconnects",
         ),
         ("INFO", "OpenNVR events via nats are back"),
@@ -114,13 +114,13 @@ def test_a_source_stopped_on_purpose_is_no_outage(
     hub.set_connected("websocket", False)  # a late report from the stopping transport
     assert not hub.connected("websocket")
     assert changes == [("websocket", True), ("websocket", False)]
-    # Started again: a fresh connection, not a comeback; a real loss after it still warns.
+    # Started again: a fresh connection, not a comeback; a real loss after it is still logged.
     hub.set_connected("websocket", True)
     hub.set_connected("websocket", False)
     levels = [(r.levelname, r.getMessage()) for r in caplog.records]
     assert levels == [
         (
-            "WARNING",
+            "INFO",
             "OpenNVR events via websocket lost; its entities are unavailable until it reconnects",
         )
     ]

@@ -29,11 +29,12 @@ from .conftest import Collected, until
 HA_MQTT_TIMER = pytest.mark.parametrize("expected_lingering_timers", [True])
 
 
-def _our_warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
+def _our_lines(caplog: pytest.LogCaptureFixture) -> list[str]:
+    """What the integration logged at info level and above."""
     return [
         r.getMessage()
         for r in caplog.records
-        if r.levelno >= logging.WARNING and r.name.startswith("custom_components.")
+        if r.levelno >= logging.INFO and r.name.startswith("custom_components.")
     ]
 
 
@@ -96,14 +97,15 @@ async def test_events_through_home_assistants_mqtt(
     async_dispatcher_send(hass, MQTT_CONNECTION_STATE, True)
     assert hub.connected("mqtt")
 
-    warned = _our_warnings(caplog)
-    assert warned[-1] == (
-        "OpenNVR events via mqtt lost; its entities are unavailable until it reconnects"
-    )
+    logged = _our_lines(caplog)
+    assert logged[-2:] == [
+        "OpenNVR events via mqtt lost; its entities are unavailable until it reconnects",
+        "OpenNVR events via mqtt are back",
+    ]
     await source.stop()
     assert not hub.connected("mqtt")
-    # Stopped on purpose (an unload, a reload): no outage, so no further warning.
-    assert _our_warnings(caplog) == warned
+    # Stopped on purpose (an unload, a reload): no outage, so nothing more is logged.
+    assert _our_lines(caplog) == logged
     async_fire_mqtt_message(hass, "opennvr/alerts", json.dumps(Alert("x", "", "cam1").to_wire()))
     await hass.async_block_till_done()
     assert len(collected) == 2  # unsubscribed

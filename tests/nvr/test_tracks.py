@@ -16,6 +16,12 @@ from custom_components.opennvr_workflows.nvr.normalize import (
     from_nats,
     from_ws_frame,
 )
+from custom_components.opennvr_workflows.nvr.tracks import (
+    detection_tracks,
+    frame_size,
+    overlay_tracks,
+    tier0_tracks,
+)
 
 NOW = datetime(2026, 11, 5, 12, 0, tzinfo=UTC)
 TIER0 = "opennvr.inference.tier0.cam4.completed"
@@ -216,3 +222,66 @@ def test_nats_unreadable_tracks_are_malformed(subject: str, data: bytes) -> None
     with pytest.raises(MalformedPayload) as info:
         from_nats(subject, data, now=NOW)
     assert info.value.kind == TRACKS_KIND
+
+
+# ── what cannot be read is skipped, each way it can fail ────────────────────────────────
+
+
+def test_a_frame_size_that_is_not_one() -> None:
+    assert frame_size(None) is None
+    assert frame_size({"w": 640}) is None
+    assert frame_size({"w": 0.2, "h": 480}) is None
+    assert frame_size({"w": 640.4, "h": 359.6}) == (640, 360)
+
+
+def test_boxes_and_labels_that_cannot_be_read_are_skipped() -> None:
+    tracks = overlay_tracks(
+        {
+            "tracks": [
+                "not a track",
+                {"id": 1, "label": "  ", "box": [0.1, 0.1, 0.2, 0.2]},
+                {"id": 2, "label": 7, "box": [0.1, 0.1, 0.2, 0.2]},
+                {"id": True, "label": "person", "score": True, "box": [0.1, 0.1, 0.2]},
+                {"id": 3, "label": "car", "box": [0.1, 0.1, 0.0, 0.2]},
+                {"id": 4, "label": "dog", "box": [1.2, 0.1, 0.2, 0.2]},
+                {"id": 5, "label": "cat", "box": [0.1, float("nan"), 0.2, 0.2]},
+            ]
+        }
+    )
+    assert [(t["id"], t["label"], t["score"], t["bbox"]) for t in tracks] == [
+        (None, "person", None, None),
+        ("3", "car", None, None),
+        ("4", "dog", None, None),
+        ("5", "cat", None, None),
+    ]
+    bad = detection_tracks([{"label": "van", "bbox": {"x": 0.1, "y": 0.1, "w": "a", "h": 1}}])
+    assert bad[0]["bbox"] is None
+
+
+def test_which_tier0_tracks_are_present() -> None:
+    frame = {"w": 100, "h": 100}
+    body = {
+        "frame": frame,
+        "tracks": [
+            "not a track",
+            {"id": 1, "label": "person", "bbox": [0, 0, 10, 10], "matched": False, "misses": 2},
+            {"id": 2, "label": "person", "bbox": [0, 0, 10, 10], "matched": False},
+            {
+                "id": 3,
+                "label": "car",
+                "bbox": [0, 0, 10, 10],
+                "matched": False,
+                "misses": 0,
+                "stationary": True,
+            },
+            {
+                "id": 4,
+                "label": "car",
+                "bbox": [0, 0, 10, 10],
+                "matched": False,
+                "misses": 0,
+                "since_match_s": "recently",
+            },
+        ],
+    }
+    assert [t["id"] for t in tier0_tracks(body)] == ["3"]

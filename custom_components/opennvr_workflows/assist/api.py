@@ -13,11 +13,12 @@ from collections.abc import Callable
 from typing import override
 
 from homeassistant.core import HomeAssistant
+from homeassistant.exceptions import HomeAssistantError
 from homeassistant.helpers import llm
 
 from ..const import DOMAIN, TITLE
-from ..runtime import OpenNVRConfigEntry
-from .access import async_asker
+from ..coordinator import OpenNVRConfigEntry
+from ..host.asker import async_asker
 from .prompt import API_PROMPT
 from .tools import build_tools
 
@@ -39,7 +40,10 @@ class WorkflowsAPI(llm.API):
         """This turn's tools, for this person, with the citation check installed."""
         from .turn_guard import install_turn_guard  # needs the conversation integration
 
-        asker = await async_asker(self.hass, self.entry, llm_context.context)
+        host = self.entry.runtime_data.workflows
+        if host is None:
+            raise HomeAssistantError(translation_domain=DOMAIN, translation_key="no_loaded_entry")
+        asker = await async_asker(self.hass, host, llm_context.context)
         install_turn_guard(self.hass)
         cameras = asker.names()
         site = f"This site is {self.entry.title}. " + (

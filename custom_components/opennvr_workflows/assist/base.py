@@ -28,10 +28,10 @@ from pyopennvr import OpenNVRError
 
 from ..ai.ports import NvrReadError
 from ..const import DOMAIN
+from ..coordinator import OpenNVRConfigEntry
+from ..host.asker import Asker, async_asker
 from ..host.permissions import NotAllowed, async_allow
 from ..host.workflows import WorkflowHost
-from ..runtime import OpenNVRConfigEntry
-from .access import Asker, async_asker
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -108,7 +108,7 @@ class SiteTool(llm.Tool):
             host = entry.runtime_data.workflows
             if host is None:
                 raise ToolError("the site's workflows are not running")
-            asker = await async_asker(hass, entry, llm_context.context)
+            asker = await async_asker(hass, host, llm_context.context)
             call = ToolCall(hass, entry, host, asker, args, llm_context)
             data = await self.answer(call)
         except vol.Invalid as err:

@@ -16,15 +16,14 @@ from homeassistant.util.json import JsonObjectType
 from ..ai import PyOpenNvrReadPort
 from ..ai.ports import StoredEvent
 from ..const import DOMAIN
-from ..host.history import history_search as local_history
+from ..host.asker import Asker
+from ..host.history.nvr import NvrHistorySearch
 from ..host.ids import camera_unique_id
 from ..host.read_scope import visible_lists
 from ..host.workflows import WorkflowHost
 from ..nvr.normalize import MalformedPayload, camera_id_text
-from .access import Asker
 from .base import MAX_ROWS, SiteTool, ToolCall, ToolError, camera_of
 from .citations import cite
-from .history import history_search
 
 #: What a Look answers: the answer is in its reason; "cannot_see" when the picture does
 #: not show it (and "unsure", which every Look may answer).
@@ -243,7 +242,7 @@ class SearchHistoryTool(SiteTool):
         start = (
             dt_util.utcnow() - timedelta(hours=float(args["hours"])) if args.get("hours") else None
         )
-        local = local_history(call.hass, call.entry.entry_id)
+        local = call.entry.runtime_data.history
         if local is not None:
             # The site's own index (AI decisions by words and meaning) fused with OpenNVR's.
             answer = await local.search(
@@ -265,7 +264,7 @@ class SearchHistoryTool(SiteTool):
                 "searched": dict(answer.searched),
             }
         since = start.isoformat() if start is not None else None
-        hits = await history_search(call.hass, call.host).search(
+        hits = await NvrHistorySearch(call.host).search(
             asker, args["query"], camera_id=camera_id, since=since, limit=MAX_ROWS
         )
         return {

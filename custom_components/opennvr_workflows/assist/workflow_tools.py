@@ -13,10 +13,10 @@ from typing import Any, Final, override
 import probatio as vol
 from homeassistant.util.json import JsonObjectType
 
-from ..host.files import workflow_id_for
+from ..host.folder.files import workflow_id_for
 from ..host.permissions import Caller
 from ..host.read_scope import may_see_run, visible_run, visible_workflows
-from ..host.run_view import run_view
+from ..host.runs.view import run_view
 from ..nvr.normalize import MalformedPayload, camera_id_text
 from .base import MAX_ROWS, SiteTool, ToolCall, ToolError
 from .citations import cite

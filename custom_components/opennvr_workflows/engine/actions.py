@@ -11,6 +11,10 @@ Whether an effect carries AI output is decided here too (:mod:`.taint`): such an
 effect is labelled ``ai_derived`` for the host, its run is remembered as one that
 emitted AI output, and in a run an AI-derived event started, an action that moves
 things without a person's reply on its path is refused.
+
+Before an effect that matters acts (or, in Test, is noted), the run-time monitor checks
+the safety rule on the run's own path and values (:mod:`.monitor`): after the answer it
+rests on was found fresh (or asked again), before anything is written or sent.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from ..workflow import model
 from ..workflow.vocabulary import MARKDOWN_MESSAGE_ACTIONS
 from .due import DueRows
 from .freshness import Freshness
+from .monitor import Monitor
 from .moving import moves_here, moves_things
 from .ports import (
     SEVERITIES,
@@ -118,6 +123,7 @@ class ActionSteps:
         ai_runs: AiRuns,
         stats: EngineStats,
         freshness: Freshness,
+        monitor: Monitor,
     ) -> None:
         self._recorder = recorder
         self._db = db
@@ -128,6 +134,7 @@ class ActionSteps:
         self._ai_runs = ai_runs
         self._stats = stats
         self._freshness = freshness
+        self._monitor = monitor
 
     async def run(
         self,
@@ -150,22 +157,20 @@ class ActionSteps:
         derived = ai_derived(run, action, values, lineage)
         request = self._request(run, action, values, lineage, derived)
         summary = request_summary(request)
-        if moves_things(action) and lineage.person is None:
-            if run.ai_derived:
-                why = _AI_ORIGIN.get(run.event.ai_origin or "", _AI_TRIGGER)
-                self._refuse(run, path, kind, summary, why)
-            if run.supplied_by is not None:
-                self._refuse(run, path, kind, summary, _SUPPLIED_TRIGGER)
+        self._held_by_trigger(run, action, path, kind, summary, lineage)
+        if not run.test and moves_here(action, self._ai_runs.policy):
+            # An answer clears an action for a bounded time; past it, ask again.
+            await self._freshness.check(run, action, path, kind, values, lineage)
+            rec = run.steps.get(path)
+        once = at_most_once(action)
+        if rec is None or rec.status != "intent" or not once:
+            # The second lock: the rule on this run's path and values, before it acts.
+            self._monitor.check(run, action, path, kind, values, request, summary)
         if derived and not run.test:
             self._ai_runs.add(run.correlation_id)
         if run.test:
             self._recorder.record(run, path, kind, "would_have", outcome="done", inputs=summary)
             return
-        if moves_here(action, self._ai_runs.policy):
-            # An answer clears an action for a bounded time; past it, ask again.
-            await self._freshness.check(run, action, path, kind, values, lineage)
-            rec = run.steps.get(path)
-        once = at_most_once(action)
         if rec is not None and rec.status == "intent" and once:
             # Tell people first, then record: a crash in between raises the alert again
             # (the effects answer a repeat by its key) rather than never.
@@ -210,6 +215,25 @@ class ActionSteps:
         self._recorder.record(
             run, path, kind, "done", outcome="done", result=dict(result) if result else {}
         )
+
+    def _held_by_trigger(
+        self,
+        run: ActiveRun,
+        action: model.Action,
+        path: str,
+        kind: str,
+        summary: dict[str, Any],
+        lineage: Lineage,
+    ) -> None:
+        """Refuse an actuator in a run AI output or a person's own values started, with no
+        person's reply on its path (what the run-time monitor checks too, apart)."""
+        if not moves_things(action) or lineage.person is not None:
+            return
+        if run.ai_derived:
+            why = _AI_ORIGIN.get(run.event.ai_origin or "", _AI_TRIGGER)
+            self._refuse(run, path, kind, summary, why)
+        if run.supplied_by is not None:
+            self._refuse(run, path, kind, summary, _SUPPLIED_TRIGGER)
 
     def _refuse(
         self, run: ActiveRun, path: str, kind: str, summary: dict[str, Any], why: str

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from ..workflow import model
+from ..workflow.template import placeholders_in
 from .approvals import Approvals
 from .policy import SafetyPolicy
 from .ports import ApprovalRequest, Effects, ProviderUnavailable, ReplyPlan, SiteClock
@@ -23,6 +24,7 @@ from .reply_plans import bounded_values, reply_plans
 from .steps import Lineage, ProviderLost, Waiting
 from .store import StoreSlot
 from .taint import placeholders
+from .what_matters import cards
 
 #: The outcome of a question nobody answered and that has no default.
 NO_ANSWER: Final = "no_answer"
@@ -60,6 +62,9 @@ class Asking:
         each reply will do, and its AI text is bounded (:mod:`.reply_plans`)."""
         rec = run.steps.get(path)
         if rec is not None and rec.status in SETTLED:
+            if rec.result is not None and "by" not in rec.result:
+                # Answered before its record said who decided (an older version's run).
+                self._said(step, rec.result, values)
             answer_values(values, rec.result)
             return rec.outcome or NO_ANSWER
         fallback = step.default if step.default is not None else NO_ANSWER
@@ -88,6 +93,8 @@ class Asking:
                 "approval_id": approval.approval_id,
                 "answer": step.default,
                 **({"replies_do": plans_summary(plans)} if plans else {}),
+                "by": "nobody",
+                **question_shows(step, plans),
             }
             self._recorder.record(
                 run, path, "ask_person", "would_have", outcome=fallback, result=result
@@ -97,7 +104,11 @@ class Asking:
         if rec is None:
             approval = open_as("pending")
             self._recorder.record(
-                run, path, "ask_person", "waiting", result={"approval_id": approval.approval_id}
+                run,
+                path,
+                "ask_person",
+                "waiting",
+                result={"approval_id": approval.approval_id, **question_shows(step, plans)},
             )
             await self.deliver(run, path, approval, plans, ai_text=ai_text)
             raise Waiting
@@ -118,12 +129,26 @@ class Asking:
             "status": approval.status,
             # When the answer was given: it clears an action for a bounded time (.freshness).
             "answered_at": approval.answered_at,
+            # A person's reply, or nobody's (a default taken, no answer): see .trail.
+            "by": "person" if replied(step, approval.status, approval.reply) else "nobody",
+            # What the question showed, as recorded when it was asked.
+            **(shows if "shown" in (shows := _shows(rec.result)) else question_shows(step, plans)),
         }
         self._recorder.record(
             run, path, "ask_person", "done", outcome=outcome or NO_ANSWER, result=result
         )
         answer_values(values, result)
         return outcome or NO_ANSWER
+
+    def _said(
+        self, step: model.AskPersonStep, result: dict[str, Any], values: Mapping[str, Any]
+    ) -> None:
+        """Complete the record of a question answered before records said who decided and
+        what it showed (a run an older version asked): from its answer, and from the card
+        its values give, which a replay gives as they were."""
+        status, answer = result.get("status"), result.get("answer")
+        result["by"] = "person" if replied(step, status, answer) else "nobody"
+        result.update(question_shows(step, reply_plans(step, values, self._policy)))
 
     def open(
         self,
@@ -191,6 +216,24 @@ class Asking:
         self._db.store.execute_nowait(
             "UPDATE workflow_approvals SET asked=1 WHERE id=?", (approval.approval_id,)
         )
+
+
+def replied(step: model.AskPersonStep, status: object, reply: object) -> bool:
+    """Whether a person's reply chose the outcome: one of the replies, not the default (a
+    default is also what a question nobody answers takes, so it clears nothing)."""
+    return status == "answered" and reply in step.replies and reply != step.default
+
+
+def _shows(result: Mapping[str, Any] | None) -> dict[str, Any]:
+    return {k: v for k, v in (result or {}).items() if k in ("shown", "showed")}
+
+
+def question_shows(step: model.AskPersonStep, plans: tuple[ReplyPlan, ...]) -> dict[str, Any]:
+    """What a question showed, for its record: the values its message reads and, when a
+    reply moves things, what each outcome does (the run-time monitor compares an effect
+    with it, see :mod:`.monitor`)."""
+    shown = list(dict.fromkeys(placeholders_in(step.message)[0]))
+    return {"shown": shown, **({"showed": cards(plans)} if plans else {})}
 
 
 def plans_summary(plans: tuple[ReplyPlan, ...]) -> dict[str, list[str]]:

@@ -4,6 +4,10 @@ A gate's result is recorded like any step, so a replay takes the branch that
 was taken the first time even if the time of day, the site mode or a list has
 changed since.
 
+The record says what the decision read and where it came from (``read``), and whether it
+was a plain rule or a choice made on AI output (``by``: see :mod:`.trail`), so the run-time
+monitor can judge the path it chose.
+
 A condition on a value that is missing at run time (not defined at this point, or
 empty) is false, whatever it tests (:func:`missing`): ``is_not`` a revoked plate does
 not hold for an alert that carries no plate. A condition on something the site does
@@ -20,6 +24,7 @@ from typing import Any
 
 from ..workflow import model
 from .ports import Effects, ProviderUnavailable, SiteCameras, SiteClock
+from .provenance import Held, condition_reads
 from .recorder import StepRecorder
 from .records import SETTLED, ActiveRun
 from .schedule import in_window
@@ -45,6 +50,10 @@ class Conditions:
         A read whose provider is gone loses the step's provider, as any effect does."""
         rec = run.steps.get(path)
         if rec is not None and rec.status in SETTLED:
+            if rec.result is not None and "by" not in rec.result:
+                # Decided before records said what decided them (an older version's run):
+                # a replay holds the values it read, with their provenance, as they were.
+                rec.result.update(decided_by(path, conditions, values))
             return rec.outcome == "true"
         try:
             results = [await self._condition(c, values) for c in conditions]
@@ -60,7 +69,7 @@ class Conditions:
             "if",
             "done",
             outcome="true" if ok else "false",
-            result={"conditions": results},
+            result={"conditions": results, **decided_by(path, conditions, values)},
         )
         return ok
 
@@ -82,6 +91,27 @@ class Conditions:
                     return False  # "not on the list" says nothing of a value that is gone
                 return (str(value).casefold() in entries) != negate
         return False
+
+
+def decided_by(
+    path: str, conditions: Sequence[model.Condition], values: Mapping[str, Any]
+) -> dict[str, Any]:
+    """What the ``if`` at ``path`` read, each value with where it came from, and whether it
+    is a plain rule (``by: rule``: it read no AI output, or only AI output a person's reply
+    on its path approved as shown) or chose as the AI would (``by: ai``). Values without
+    provenance are of unknown origin, never plain."""
+    held = values if isinstance(values, Held) else Held(values)
+    read: dict[str, str] = {}
+    plain = True
+    for condition in conditions:
+        for name in condition_reads(condition):
+            if name not in held:
+                continue  # a missing value fails the condition closed; it reads nothing
+            provenance = held.provenance(name)
+            read[name] = provenance.label
+            plain = plain and provenance.cleared_on(path)
+    by = "rule" if plain else "ai"
+    return {"read": read, "by": by} if read else {"by": by}
 
 
 def require_camera_roles(effects: object, roles: Sequence[str]) -> None:

@@ -56,6 +56,7 @@ from .firing import DueFiring
 from .for_each import ForEachSteps
 from .freshness import Freshness
 from .limits import Allowance, WorkflowLimiter
+from .monitor import Monitor
 from .policy import SafetyPolicy
 from .ports import (
     AiBudget,
@@ -154,11 +155,21 @@ class Engine:
         recorder = StepRecorder(db, time)
         asking = Asking(recorder, db, time, effects, approvals, self.policy)
         freshness = Freshness(recorder, time, asking, approvals, self.policy)
+        monitor = Monitor(recorder, time, self.policy, marks, approvals)
         runner = Runner(
             time,
             Conditions(recorder, effects, time),
             ActionSteps(
-                recorder, db, time, effects, due, marks, self.ai_runs, self.stats, freshness
+                recorder,
+                db,
+                time,
+                effects,
+                due,
+                marks,
+                self.ai_runs,
+                self.stats,
+                freshness,
+                monitor,
             ),
             asking,
             AiSteps(recorder, asking, ai, approvals, catalog, time),

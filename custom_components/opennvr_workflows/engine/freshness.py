@@ -34,7 +34,7 @@ from .records import ActiveRun, ApprovalRecord
 from .reply_plans import planned
 from .steps import Declined, Lineage, ProviderLost, Waiting
 
-__all__ = ["AGAIN", "Freshness"]
+__all__ = ["AGAIN", "Freshness", "answer_given_at"]
 
 #: The suffix of the approval id of a question asked again at an action's step.
 AGAIN: Final = ":again"
@@ -120,20 +120,7 @@ class Freshness:
         return found
 
     def _answered_at(self, run: ActiveRun, person: str, original: ApprovalRecord) -> float:
-        """When the answer was last given: the question's own answer, or the same reply
-        given again for another action of the same path since."""
-        times = [original.answered_at or original.created_at]
-        prefix = f"{run.run_id}:{person}."
-        for approval in self._approvals.records.values():
-            if (
-                approval.approval_id.startswith(prefix)
-                and approval.approval_id.endswith(AGAIN)
-                and approval.status == "answered"
-                and approval.reply == original.reply
-                and approval.answered_at is not None
-            ):
-                times.append(approval.answered_at)
-        return max(times)
+        return answer_given_at(self._approvals, run.run_id, person, original)
 
     def _ask_again(
         self, run: ActiveRun, approval_id: str, path: str, original: ApprovalRecord, age: float
@@ -154,3 +141,23 @@ class Freshness:
             max(60.0, original.expires_at - original.created_at),
             "pending",
         )
+
+
+def answer_given_at(
+    approvals: Approvals, run_id: str, question: str, original: ApprovalRecord
+) -> float:
+    """When the answer to the question at ``question`` was last given: the question's own
+    answer, or the same reply given again since for another action of the same path (the
+    run-time monitor reads answers' ages with it too)."""
+    times = [original.answered_at or original.created_at]
+    prefix = f"{run_id}:{question}."
+    for approval in approvals.records.values():
+        if (
+            approval.approval_id.startswith(prefix)
+            and approval.approval_id.endswith(AGAIN)
+            and approval.status == "answered"
+            and approval.reply == original.reply
+            and approval.answered_at is not None
+        ):
+            times.append(approval.answered_at)
+    return max(times)

@@ -23,7 +23,10 @@ Order of writes, which is what the restart guarantees rest on:
 
 This module is the path walk; each kind of step has its executor module
 (:mod:`.conditions`, :mod:`.actions`, :mod:`.asking`, :mod:`.ai_step`,
-:mod:`.for_each`), and every record goes through :mod:`.recorder`.
+:mod:`.for_each`), and every record goes through :mod:`.recorder`. The values a path
+holds travel with their provenance (:class:`.provenance.Held`): the walk says where the
+trigger's values, an AI step's and an answer's come from, and which values a person's
+reply approved, so the run-time monitor (:mod:`.monitor`) can judge an effect on them.
 """
 
 from __future__ import annotations
@@ -42,6 +45,16 @@ from .asking import Asking
 from .conditions import Conditions
 from .for_each import ForEachSteps
 from .ports import Clock
+from .provenance import (
+    AI_TRIGGER,
+    ANSWER_NAMES,
+    SUPPLIED,
+    WORLD,
+    Approval,
+    Held,
+    Source,
+    made_by,
+)
 from .records import ActiveRun
 from .steps import Declined, Lineage, ProviderLost, trigger_values
 from .taint import AI_STEP_NAMES, ai_names
@@ -72,7 +85,7 @@ class Runner:
         wf = run.workflow
         if run.ai_names is None:
             run.ai_names = ai_names(wf)
-        values = trigger_values(wf, run.event)
+        values = trigger_held(run, trigger_values(wf, run.event))
         ok = True
         if wf.conditions:
             ok = await self._conditions.gate(run, "if", wf.conditions, values)
@@ -82,9 +95,10 @@ class Runner:
             # ``always`` has its own scope, the trigger's values only, as the validator
             # checks it: whatever path ``then`` took (an AI step that redefined
             # {reason}, a collect), none of it reaches ``always``.
-            fresh = trigger_values(wf, run.event)
-            with suppress(Declined):
-                await self._walk(run, wf.always, "always", fresh, trigger_lineage(run, fresh))
+            if wf.always:
+                fresh = trigger_held(run, trigger_values(wf, run.event))
+                with suppress(Declined):
+                    await self._walk(run, wf.always, "always", fresh, trigger_lineage(run, fresh))
         run.status = "done"
 
     async def _walk(
@@ -92,7 +106,7 @@ class Runner:
         run: ActiveRun,
         steps: Sequence[model.Step],
         prefix: str,
-        values: dict[str, Any],
+        values: Held,
         lineage: Lineage,
     ) -> None:
         for i, step in enumerate(steps):
@@ -109,7 +123,7 @@ class Runner:
         run: ActiveRun,
         step: model.Step,
         path: str,
-        values: dict[str, Any],
+        values: Held,
         lineage: Lineage,
     ) -> tuple[str | None, Lineage]:
         if run.first_step_at is None:
@@ -123,18 +137,33 @@ class Runner:
                 reads = frozenset().union(*(condition_reads(c) for c in conditions))
                 return ("true" if ok else "false"), lineage.by_rule(reads, path)
             case model.AIStep():
-                outcome, decider = await self._ai.run(run, step, path, values)
+                # Everything the step defines is its output: AI output.
+                with values.written_by(made_by(Source("ai", path))):
+                    outcome, decider = await self._ai.run(run, step, path, values)
                 return outcome, lineage.by_ai(decider, path, ai_defines(step, outcome))
             case model.AskPersonStep():
-                outcome = await self._asking.ask(run, step, path, values, lineage)
+                before = {name: values[name] for name in ANSWER_NAMES if name in values}
+                with values.written_by(made_by(Source("answer", path))):
+                    outcome = await self._asking.ask(run, step, path, values, lineage)
                 shown = frozenset(placeholders_in(step.message)[0])
-                return outcome, lineage.by_person(path, _answered(run, path), shown)
+                values.before[path] = before
+                if _replied(run, path):
+                    values.approve(shown, Approval(path, outcome))
+                return outcome, lineage.by_person(path, _replied(run, path), shown)
             case model.ForEachStep():
                 after = await self._for_each.run(run, step, path, values, lineage, self._walk)
                 return "done", after
             case model.CallStep():
                 raise ProviderLost(path, "call steps are not available in this integration yet")
         raise ProviderLost(path, f"unknown step {type(step).__name__}")
+
+
+def trigger_held(run: ActiveRun, values: dict[str, Any]) -> Held:
+    """The trigger's values with where they came from: the world's event, or, in a run AI
+    output started, AI output, or, in a run a person started by name with values of their
+    own, that person's."""
+    base = AI_TRIGGER if run.ai_derived else SUPPLIED if run.supplied_by is not None else WORLD
+    return Held.of_trigger(values, base)
 
 
 def trigger_lineage(run: ActiveRun, values: Mapping[str, Any]) -> Lineage:
@@ -156,7 +185,8 @@ def ai_defines(step: model.AIStep, outcome: str) -> frozenset[str]:
     return frozenset(names)
 
 
-def _answered(run: ActiveRun, path: str) -> bool:
-    """Whether a person's reply (not a timeout, not Test's default) chose the outcome."""
+def _replied(run: ActiveRun, path: str) -> bool:
+    """Whether a person's reply chose the outcome: answered, and not the default (as the
+    question's record says, see :mod:`.trail`)."""
     rec = run.steps.get(path)
-    return rec is not None and (rec.result or {}).get("status") == "answered"
+    return rec is not None and (rec.result or {}).get("by") == "person"

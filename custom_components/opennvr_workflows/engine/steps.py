@@ -32,10 +32,10 @@ class Lineage:
     ``decider`` chose the innermost branch. ``ai`` is the path of the AI step that
     chose a branch above, with no person's answer since (or of the ``if`` on AI output,
     or the for_each over events, that did: they choose as the AI would); ``person`` the
-    path of the Ask a person step whose answer (a person's reply, not a timeout) chose a
-    branch above, with no AI decision since. ``tainted`` names the values that are AI
-    output on this path and that no person approved as shown (the validator's taint,
-    kept at run time: see :mod:`..workflow.checks.taint`)."""
+    path of the Ask a person step whose answer (a person's reply: not a timeout, not the
+    default) chose a branch above, with no AI decision since. ``tainted`` names the values
+    that are AI output on this path and that no person approved as shown (the validator's
+    taint, kept at run time: see :mod:`..workflow.checks.taint`)."""
 
     decider: Decider = WORLD
     ai: str | None = None
@@ -63,11 +63,12 @@ class Lineage:
         return Lineage(("ai", None), path, None, None, self.tainted | defined)
 
     def by_person(self, path: str, answered: bool, shown: frozenset[str] = frozenset()) -> Lineage:
-        """An Ask a person step's outcome chose the branch; only an answer clears, and it
-        approves the values its question showed."""
+        """An Ask a person step's outcome chose the branch; only a person's reply (not the
+        default, not no answer) clears, and it approves the values its question showed. A
+        default taken or no answer chose nothing: the path is what it was."""
         if answered:
             return Lineage(PERSON, None, path, None, self.tainted - shown)
-        return Lineage(PERSON, self.ai, self.person, self.ai_key, self.tainted)
+        return self
 
     def defining(self, names: frozenset[str], ai: bool) -> Lineage:
         """The same path once ``names`` are defined: AI output (``ai``), or values of

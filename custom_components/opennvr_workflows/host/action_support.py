@@ -1,66 +1,27 @@
 """What every workflow action shares: which entry it is for, which workflow it names, who
-called it, its translated errors, and the logbook line a change leaves.
-
-Every refusal is a :class:`ServiceValidationError` (the caller's data is wrong) or a
-:class:`HomeAssistantError` (something outside failed) with a translation key of this
-integration, so the frontend shows a specific sentence, never a stack trace.
+called it, and the logbook line a change leaves. Its errors are :mod:`.errors`'.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING
 
 from homeassistant.config_entries import ConfigEntryState
 from homeassistant.const import ATTR_CONFIG_ENTRY_ID
 from homeassistant.core import Context, HomeAssistant, ServiceCall
-from homeassistant.exceptions import HomeAssistantError, ServiceValidationError
 from homeassistant.helpers import service
 
 from ..const import DOMAIN
 from ..workflow import Problem
-from .approval_people import user_name as name_of
-from .files import workflow_id_for
+from .approvals.people import user_name as name_of
+from .errors import invalid, listed, problem_text
+from .folder.files import workflow_id_for
 
 if TYPE_CHECKING:
-    from ..runtime import OpenNVRConfigEntry
+    from ..coordinator import OpenNVRConfigEntry
+    from ..workflow import Workflow
+    from .cases.evaluation import HomeEvaluation
     from .workflows import WorkflowFile, WorkflowHost
-
-#: How many names an error lists before "...".
-_LISTED: Final = 10
-
-
-def invalid(key: str, **placeholders: Any) -> ServiceValidationError:
-    """The caller's data is wrong: a translated, specific error."""
-    return ServiceValidationError(
-        translation_domain=DOMAIN,
-        translation_key=key,
-        translation_placeholders={k: str(v) for k, v in placeholders.items()},
-    )
-
-
-def failed(key: str, **placeholders: Any) -> HomeAssistantError:
-    """Something outside the caller's data failed (OpenNVR, the disk)."""
-    return HomeAssistantError(
-        translation_domain=DOMAIN,
-        translation_key=key,
-        translation_placeholders={k: str(v) for k, v in placeholders.items()},
-    )
-
-
-def listed(names: Any) -> str:
-    """Names for an error message: ``a, b, c`` (at most ten), or ``none``."""
-    items = sorted(str(n) for n in names)
-    if not items:
-        return "none"
-    more = ", ..." if len(items) > _LISTED else ""
-    return ", ".join(items[:_LISTED]) + more
-
-
-def problem_text(problem: Problem) -> str:
-    """One problem as the error shows it: where, then what (``line 4: WF-...: ...``)."""
-    where = f"line {problem.line}: " if problem.line else ""
-    return f"{where}{problem.code}: {problem.message}"
-
 
 # ── the entry and the workflow ──────────────────────────────────────────────────────────
 
@@ -88,6 +49,26 @@ def host_of(hass: HomeAssistant, call: ServiceCall) -> WorkflowHost:
     if host is None:
         raise invalid("no_loaded_entry")
     return host
+
+
+def evaluation_of(hass: HomeAssistant, call: ServiceCall) -> HomeEvaluation:
+    """The home's own evaluation of the call's entry."""
+    evaluation = entry_of(hass, call).runtime_data.evaluation
+    if evaluation is None:
+        raise invalid("no_loaded_entry")
+    return evaluation
+
+
+def check_entry_turn_on(
+    entry: OpenNVRConfigEntry, workflow_id: str, workflow: Workflow | None, state: str
+) -> None:
+    """Refuse turning a workflow with an Investigate step On without its own measured
+    bound, when the entry's options require one (every door that switches a workflow
+    asks this: the action, the panel, voice, the State select)."""
+    evaluation, host = entry.runtime_data.evaluation, entry.runtime_data.workflows
+    if evaluation is not None:
+        model = host.settings.vision_model if host is not None else ""
+        evaluation.check_turn_on(model, workflow_id, workflow, state)
 
 
 def workflow_file(host: WorkflowHost, name: str) -> WorkflowFile:

@@ -155,7 +155,7 @@ DOORS: Final[Mapping[str, Rule]] = {
     "action:try_workflow": Rule.ADMIN,
     "action:reload": Rule.ADMIN,
     "action:describe_workflow": Rule.ADMIN,
-    # The home's own cases and measuring the model (host/case_actions.py)
+    # The home's own cases and measuring the model (host/cases/actions.py)
     "action:list_cases": Rule.READ,
     "action:export_cases": Rule.READ,
     "action:delete_case": Rule.MARK,
@@ -382,7 +382,7 @@ def moving_steps(
 ) -> list[str]:
     """Why the workflow moves things, one reason per step that does: the contract's
     actuators, and every step this host's own judgement (``judge``: the same one that
-    runs before each call, :mod:`.action_effects`) finds moving things here (a webhook
+    runs before each call, :mod:`.effects.judge`) finds moving things here (a webhook
     an admin marked, a notify service behind a speaker, a phone command)."""
     reasons: list[str] = []
     for path, step in walk_steps(workflow):

@@ -53,12 +53,11 @@ from ..workflow.model import (
     PtzPresetAction,
     SaveClipAction,
 )
-from .action_support import invalid, listed
-from .files import workflow_id_for
+from .errors import invalid, listed
+from .folder.files import workflow_id_for
 from .permissions import Caller, NotAllowed, async_caller
 
 if TYPE_CHECKING:
-    from ..runtime import OpenNVRConfigEntry
     from .workflows import WorkflowFile, WorkflowHost
 
 #: The name the look and investigate actions give a camera that plays no role.
@@ -134,9 +133,7 @@ def camera_touched(host: WorkflowHost, name: Any) -> Touched:
 
 def site_camera_ids(host: WorkflowHost) -> frozenset[str]:
     """Every camera of the host's site: those OpenNVR lists, and those roles map."""
-    entry: OpenNVRConfigEntry | None = host.hass.config_entries.async_get_entry(host.entry_id)
-    runtime = getattr(entry, "runtime_data", None) if entry is not None else None
-    listed_ids = (runtime.cameras.data or {}) if runtime is not None else {}
+    listed_ids = host.site_cameras()
     return frozenset({str(c) for c in listed_ids} | {str(c) for c in host.settings.roles.values()})
 
 

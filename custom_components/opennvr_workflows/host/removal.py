@@ -37,13 +37,13 @@ from homeassistant.helpers.storage import Store
 
 from ..const import DOMAIN, WORKFLOW_FOLDER
 from ..nvr.sources.position import position_key
-from . import approval_messages as cards
 from . import issues, sentences
-from .approval_tickets import Tickets, tickets_key
-from .approvals import notification_id, pictures_folder
-from .evidence_store import evidence_folder, evidence_key
-from .measurements import measured_key
-from .run_context import ledger_key
+from .approvals import messages as cards
+from .approvals.desk import notification_id, pictures_folder
+from .approvals.tickets import Tickets, tickets_key
+from .cases.measurements import measured_key
+from .model.evidence_store import evidence_folder, evidence_key
+from .runs.context import ledger_key
 from .settings import HostSettings
 from .site_pause import pause_key
 from .workflows import database_path

@@ -2,10 +2,10 @@
 once for the domain (``async_setup``), each acting on the entry named by
 ``config_entry_id`` or the only loaded one.
 
-The handlers live by topic: :mod:`.ai_actions` (look, investigate), :mod:`.run_actions`
-(run_workflow, set_workflow_state, mark_run, get_runs, reload), :mod:`.file_actions` (validate,
-import, export, rollback), :mod:`.trial` (try_workflow), :mod:`.history_action`
-(search_history), :mod:`.describe` (describe_workflow) and :mod:`.case_actions`
+The handlers live by topic: :mod:`.model.actions` (look, investigate), :mod:`.runs.actions`
+(run_workflow, set_workflow_state, mark_run, get_runs, reload), :mod:`.folder.actions` (validate,
+import, export, rollback), :mod:`.runs.trial` (try_workflow), :mod:`.history.action`
+(search_history), :mod:`.folder.describe` (describe_workflow) and :mod:`.cases.actions`
 (list_cases, delete_case, export_cases, measure_model); each module documents its
 responses. The fields, selectors and descriptions are in ``services.yaml`` and
 ``strings.json``.
@@ -23,21 +23,19 @@ from homeassistant.core import HomeAssistant, ServiceCall, ServiceResponse, Supp
 from homeassistant.helpers import config_validation as cv
 
 from ..const import DOMAIN
-from . import (
-    ai_actions,
-    approval_api,
-    describe,
-    file_actions,
-    history_action,
-    run_actions,
-    trial,
-)
 from .action_support import host_of, workflow_file
-from .approval_links import async_register_views
-from .case_actions import CASE_SERVICES
-from .case_marks import MARK_FIELDS
-from .case_pictures import async_register_case_picture_view
+from .approvals import api as approval_api
+from .approvals.views import async_register_views
+from .cases.actions import CASE_SERVICES
+from .cases.marks import MARK_FIELDS
+from .cases.pictures import async_register_case_picture_view
+from .folder import actions as file_actions
+from .folder import describe
+from .history import action as history_action
+from .model import actions as ai_actions
 from .permissions import DOORS, Rule, async_allow
+from .runs import actions as run_actions
+from .runs import trial
 
 Handler = Callable[[HomeAssistant, ServiceCall], Awaitable[ServiceResponse]]
 

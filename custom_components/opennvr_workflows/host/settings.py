@@ -125,7 +125,7 @@ class HostSettings:
     #: default ``ai_per_hour``, the allowance a workflow without limits of its own gets
     ai_per_hour: int = 60
     #: workflows an admin marked as started only by trusted triggers (see
-    #: :func:`.ai_mark.start_mark`)
+    #: :func:`.runs.ai_mark.start_mark`)
     trusted_starts: frozenset[str] = frozenset()
     retention: Retention = field(default_factory=Retention)
     #: removing the integration deletes the workflow files too (off: they are kept)

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from homeassistant.const import EVENT_HOMEASSISTANT_STOP, Platform
-from homeassistant.core import Event, HomeAssistant
+from homeassistant.core import Event, HomeAssistant, callback
 from homeassistant.exceptions import ConfigEntryError, ConfigEntryNotReady
 from homeassistant.helpers import entity_registry as er
+from homeassistant.helpers.event import async_track_time_interval
 
-from ..assist.api import async_register_assist
 from ..const import DOMAIN, LOGGER
+from ..coordinator import OpenNVRConfigEntry
 from ..engine import StoreError, StoreLockedError
-from ..runtime import OpenNVRConfigEntry
-from .history import async_start_history
-from .home_evaluation import async_start_home_evaluation
+from .cases.evaluation import PRUNE_EVERY, HomeEvaluation
+from .cases.measurements import Measurements
+from .cases.store import HomeCases, HomeCaseSettings
+from .history.search import async_start_history
 from .ids import camera_unique_id, workflow_unique_id
 from .settings import HostSettings
 from .workflows import WorkflowHost
@@ -47,6 +51,7 @@ async def async_setup_workflows(hass: HomeAssistant, entry: OpenNVRConfigEntry) 
         site_mode=lambda: runtime.site_mode,
         camera_entity=camera_entity,
         workflow_entity=workflow_entity,
+        site_cameras=lambda: runtime.cameras.data or {},
         # Runs are the entry's background tasks: Home Assistant tracks them, and cancels
         # any left after the host has stopped them gracefully on unload. Not started
         # eagerly: a run must not execute inside the engine's submit() of its event.
@@ -70,8 +75,6 @@ async def async_setup_workflows(hass: HomeAssistant, entry: OpenNVRConfigEntry) 
         ) from err
     runtime.workflows = host
     runtime.evaluation = await async_start_home_evaluation(hass, entry)
-    # The camera assistant's LLM API (assist/api.py), while the entry is loaded.
-    entry.async_on_unload(async_register_assist(hass, entry))
 
     async def _stop(_: Event | None = None) -> None:
         LOGGER.debug("Stopping the workflows of %s", entry.title)
@@ -79,13 +82,36 @@ async def async_setup_workflows(hass: HomeAssistant, entry: OpenNVRConfigEntry) 
 
     entry.async_on_unload(_stop)
     entry.async_on_unload(hass.bus.async_listen_once(EVENT_HOMEASSISTANT_STOP, _stop))
-    # The history search and its background embeddings (history.py), stopped first.
-    entry.async_on_unload(
-        async_start_history(
-            hass,
-            entry.entry_id,
-            host,
-            lambda coro, name: entry.async_create_background_task(hass, coro, name),
-        )
+    # The history search and its background embeddings (history/search.py), stopped first.
+    runtime.history = async_start_history(
+        hass, host, lambda coro, name: entry.async_create_background_task(hass, coro, name)
     )
+    entry.async_on_unload(runtime.history.stop)
     return host
+
+
+async def async_start_home_evaluation(
+    hass: HomeAssistant, entry: OpenNVRConfigEntry
+) -> HomeEvaluation:
+    """Load the measurements, apply the cases' bounds in the background, and keep
+    applying them while the entry is loaded."""
+
+    def settings() -> HomeCaseSettings:
+        return HomeCaseSettings.from_options(entry.options)
+
+    evaluation = HomeEvaluation(
+        HomeCases(hass, entry.entry_id, settings), Measurements(hass, entry.entry_id), settings
+    )
+    await evaluation.measurements.async_load()
+
+    @callback
+    def prune(_now: datetime | None = None) -> None:
+        entry.async_create_background_task(
+            hass, evaluation.cases.async_prune(), "opennvr_workflows kept cases bounds"
+        )
+
+    prune()
+    entry.async_on_unload(
+        async_track_time_interval(hass, prune, PRUNE_EVERY, name="opennvr_workflows cases")
+    )
+    return evaluation

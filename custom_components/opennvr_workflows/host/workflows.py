@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Final
 
 from homeassistant.core import HomeAssistant, callback
 from homeassistant.util.ssl import get_default_context
-from pyopennvr import OpenNVRClient, OpenNVRError
+from pyopennvr import Camera, OpenNVRClient, OpenNVRError
 
 from ..ai import IMPLEMENTED_TOOLS, make_llm_client
 from ..const import DOMAIN, WORKFLOW_FOLDER
@@ -29,16 +29,16 @@ from ..nvr.presence_ha import async_start_presence
 from ..workflow import Problem, Report, SiteProfile, Workflow, validate_text
 from ..workflow.model import Action, ActionStep, PersonInZoneTrigger
 from ..workflow.yaml_loader import load_yaml
-from . import files as folder_io
 from . import issues
-from .action_effects import ActionJudge, cleared_steps, import_hook
-from .ai_port import HaAiPort
-from .approvals import ApprovalDesk
-from .effects import HaEffects
-from .evidence_store import EvidenceStore
-from .model_watch import ModelWatch
+from .approvals.desk import ApprovalDesk
+from .effects.judge import ActionJudge, cleared_steps, import_hook
+from .effects.port import HaEffects
+from .folder import files as folder_io
+from .model.evidence_store import EvidenceStore
+from .model.port import HaAiPort
+from .model.watch import ModelWatch
 from .permissions import needs_admin_to_turn_on
-from .run_context import SentLedger
+from .runs.context import SentLedger
 from .settings import HostSettings
 from .site_pause import SitePause
 from .skills import site_skills
@@ -102,6 +102,7 @@ class WorkflowHost:
         site_mode: Callable[[], str | None],
         camera_entity: Callable[[str | None], str | None],
         workflow_entity: Callable[[str], str | None],
+        site_cameras: Callable[[], Mapping[int, Camera]],
         spawn: TaskSpawner | None = None,
     ) -> None:
         self.hass = hass
@@ -114,6 +115,8 @@ class WorkflowHost:
         #: :mod:`.permissions` check people against these entities)
         self.camera_entity = camera_entity
         self.workflow_entity = workflow_entity
+        #: The site's cameras as OpenNVR lists them now (camera id -> camera).
+        self.site_cameras = site_cameras
         self.folder = Path(hass.config.path(WORKFLOW_FOLDER))
         self.db_path = database_path(hass, entry_id)
         self.files: dict[str, WorkflowFile] = {}
@@ -278,7 +281,7 @@ class WorkflowHost:
 
     def step_judge(self) -> Callable[[ActionStep], str | None]:
         """Why a step moves things on this site now (None: it informs): the judgement
-        that also runs before each call (:mod:`.action_effects`), read on the loop."""
+        that also runs before each call (:mod:`.effects.judge`), read on the loop."""
         hook = self.site_profile().moves_things
         return lambda step: hook(step.action) if hook is not None else None
 
@@ -470,7 +473,7 @@ def _load_and_clear(
     folder: Path, site: SiteProfile
 ) -> tuple[dict[str, WorkflowFile], dict[str, tuple[re.Pattern[str], ...]]]:
     """The folder's files (:func:`load_folder`) and, for each loaded workflow, the steps
-    its import cleared as actuators (:func:`.action_effects.cleared_steps`): one trip to
+    its import cleared as actuators (:func:`.effects.judge.cleared_steps`): one trip to
     the executor for both (blocking)."""
     loaded = load_folder(folder, site)
     cleared = {

@@ -14,8 +14,8 @@ from homeassistant.helpers.dispatcher import async_dispatcher_send
 from homeassistant.helpers.event import async_call_later
 
 from ..const import DOMAIN
+from ..coordinator import OpenNVRConfigEntry
 from ..engine.events import NvrEvent
-from ..runtime import OpenNVRConfigEntry
 
 
 def camera_signal(entry: OpenNVRConfigEntry, camera_id: int) -> str:

@@ -227,8 +227,10 @@ class EventHub:
     def set_connected(self, source: str, connected: bool) -> None:
         """Record a source's state; log and tell state listeners only when it changes.
 
-        A loss reported here is an outage: one warning. A source stopped on purpose says so
-        with :meth:`set_stopped` instead.
+        A loss reported here is an outage: one line when it goes, one when it is back, both
+        at info level (as Home Assistant's rule for an unavailable service asks: the
+        entities going unavailable are the signal; the log says why and when). A source
+        stopped on purpose says so with :meth:`set_stopped` instead.
         """
         stats = self.register(source)
         if stats.connected == connected:
@@ -241,7 +243,7 @@ class EventHub:
                 _LOGGER.debug("OpenNVR events via %s connected", source)
             self._ever_connected.add(source)
         else:
-            _LOGGER.warning(
+            _LOGGER.info(
                 "OpenNVR events via %s lost; its entities are unavailable until it reconnects",
                 source,
             )
@@ -250,7 +252,7 @@ class EventHub:
     def set_stopped(self, source: str) -> None:
         """Record that ``source`` was stopped on purpose: an unload, the reload that saving
         the options makes, Home Assistant stopping. Its entities go unavailable as after a
-        loss, but it is no outage, so it logs no warning; and its next connection is a
+        loss, but it is no outage, so it logs nothing above debug; and its next connection is a
         fresh start, not a comeback."""
         stats = self.register(source)
         self._ever_connected.discard(source)

@@ -99,7 +99,8 @@ def _tier0_present(track: Any) -> bool:
 
 
 def _track(track_id: Any, label: str, score: Any, bbox: dict[str, float] | None) -> Track:
-    ident = str(track_id) if isinstance(track_id, int | str) and str(track_id) else None
+    readable = isinstance(track_id, int | str) and not isinstance(track_id, bool)
+    ident = str(track_id) if readable and str(track_id) else None
     return {"id": ident, "label": label, "score": _number(score), "bbox": bbox}
 
 

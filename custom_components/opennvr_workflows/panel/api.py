@@ -10,10 +10,10 @@ and Test or On), ``workflows/run`` (every step, AI decision, tool call and pictu
 Changing (admins): ``workflows/save`` (lands in Test), ``workflows/set_state``,
 ``workflows/rollback`` and ``workflows/try``; ``workflows/mark`` is for admins and the
 site's approvers. Questions are listed and answered with the existing
-``approvals/list`` and ``approvals/answer`` commands (:mod:`..host.approval_api`).
+``approvals/list`` and ``approvals/answer`` commands (:mod:`..host.approvals.api`).
 
-The changing commands run the integration's own actions (:mod:`..host.file_actions`,
-:mod:`..host.run_actions`, :mod:`..host.trial`) as the calling user, so the panel gets
+The changing commands run the integration's own actions (:mod:`..host.folder.actions`,
+:mod:`..host.runs.actions`, :mod:`..host.runs.trial`) as the calling user, so the panel gets
 the same checks, logbook lines and translated errors as an automation or the developer
 tools; an error reaches the panel with its translation key and placeholders.
 """
@@ -31,11 +31,13 @@ from homeassistant.core import Context, HomeAssistant, ServiceCall, ServiceRespo
 from ..const import DOMAIN
 from ..engine import UnknownVersionError
 from ..engine.versions import VersionDecodeError
-from ..host import file_actions, run_actions, trial
-from ..host.action_support import invalid
-from ..host.case_marks import MARK_FIELDS
+from ..host.cases.marks import MARK_FIELDS
+from ..host.errors import invalid
+from ..host.folder import actions as file_actions
 from ..host.permissions import Caller, permits
 from ..host.read_scope import may_see_workflow, visible_run, visible_workflow
+from ..host.runs import actions as run_actions
+from ..host.runs import trial
 from ..host.ws_doors import async_register_gated, door_of
 from ..workflow import Workflow, dump_workflow
 from .hosts import host_for, loaded_hosts

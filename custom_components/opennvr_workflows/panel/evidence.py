@@ -1,9 +1,9 @@
 """The frame a run's AI step looked at, through a signed link.
 
 The host keeps the frame of each run on disk, within the bounds of the options' *Data
-kept* page (:mod:`..host.evidence_store`); the run page links to it with a path signed by
+kept* page (:mod:`..host.model.evidence_store`); the run page links to it with a path signed by
 Home Assistant (the same signing as a question's picture,
-:func:`..host.approval_links.sign`), so an ``<img>`` can load it without the page's token,
+:func:`..host.approvals.links.sign`), so an ``<img>`` can load it without the page's token,
 and Home Assistant refuses it once expired or altered.
 
 The view serves only such signed requests: a person's own token is refused, since the
@@ -22,7 +22,7 @@ from homeassistant.components.image import infer_image_type
 from homeassistant.core import HomeAssistant, callback
 
 from ..const import DOMAIN
-from ..host.approval_links import sign
+from ..host.approvals.links import sign
 from ..host.permissions import Caller
 from ..host.read_scope import camera_touched, may_see, signed_request
 from ..host.workflows import WorkflowHost

@@ -2,24 +2,18 @@
 
 from __future__ import annotations
 
-from homeassistant.config_entries import ConfigEntryState
 from homeassistant.core import HomeAssistant
 
 from ..const import DOMAIN
-from ..host.action_support import invalid
+from ..coordinator import OpenNVRConfigEntry
+from ..host.errors import invalid
 from ..host.workflows import WorkflowHost
 
 
 def loaded_hosts(hass: HomeAssistant) -> list[WorkflowHost]:
     """The hosts of the loaded entries, in the entries' order."""
-    out: list[WorkflowHost] = []
-    for entry in hass.config_entries.async_entries(DOMAIN):
-        if entry.state is not ConfigEntryState.LOADED:
-            continue
-        host = getattr(entry.runtime_data, "workflows", None)
-        if host is not None:
-            out.append(host)
-    return out
+    entries: list[OpenNVRConfigEntry] = hass.config_entries.async_loaded_entries(DOMAIN)
+    return [host for entry in entries if (host := entry.runtime_data.workflows) is not None]
 
 
 def host_for(hass: HomeAssistant, entry_id: str | None) -> WorkflowHost:

@@ -11,7 +11,7 @@ from typing import Any
 from ..engine import Accuracy, WorkflowStatus
 from ..host.permissions import Caller
 from ..host.read_scope import may_see_run, visible_workflows
-from ..host.run_actions import accuracy_data
+from ..host.runs.actions import accuracy_data
 from ..host.workflows import WorkflowFile, WorkflowHost
 from .timeline import decision_of, is_trial
 

@@ -1,4 +1,4 @@
-"""A run as the panel's run page shows it: :func:`..host.run_view.run_view` (what every
+"""A run as the panel's run page shows it: :func:`..host.runs.view.run_view` (what every
 action shows) with what only a page has room for: each AI step's fields, confidence
 source, unsure reason, model, tokens and time; each tool call's arguments and tokens;
 the questions the run asked and their log; the mark a person gave it (right or wrong,
@@ -13,10 +13,10 @@ from typing import Any, Final
 
 from homeassistant.core import HomeAssistant
 
-from ..host.approval_links import picture_link
+from ..host.approvals.links import picture_link
 from ..host.permissions import Caller
 from ..host.read_scope import camera_touched, may_see
-from ..host.run_view import run_view
+from ..host.runs.view import run_view
 from ..host.workflows import WorkflowHost
 from .evidence import evidence_link
 

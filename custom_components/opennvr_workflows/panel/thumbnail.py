@@ -3,7 +3,7 @@
 Home Assistant's media browser loads a thumbnail whose address is on Home Assistant with
 the viewer's own login (not a signed link), so this view is a reading door of its own
 (:mod:`..host.permissions`): every person logged in, for the pictures they may see
-(:mod:`..host.evidence_scope`, the same decision as the listing); a hidden picture answers
+(:mod:`..host.model.evidence_scope`, the same decision as the listing); a hidden picture answers
 404 like a missing one. The full frame opens through the signed evidence link
 (:mod:`.evidence`).
 """
@@ -19,7 +19,7 @@ from homeassistant.core import Context, HomeAssistant, callback
 
 from ..ai.images import ImageError, prepare_image_off_loop
 from ..const import DOMAIN
-from ..host.evidence_scope import visible_picture
+from ..host.model.evidence_scope import visible_picture
 from ..host.permissions import allow, async_caller
 from .hosts import loaded_hosts
 

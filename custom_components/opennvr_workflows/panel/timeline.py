@@ -35,7 +35,7 @@ def decision_of(detail: Mapping[str, Any]) -> str | None:
 
 
 def is_trial(row: Mapping[str, Any]) -> bool:
-    """Whether a run row is a try on a recent event (:mod:`..host.trial`)."""
+    """Whether a run row is a try on a recent event (:mod:`..host.runs.trial`)."""
     return str(row.get("limit_key") or "").startswith("trial:")
 
 

@@ -1,0 +1,4 @@
+"""A run as Home Assistant sees it: its context and what it sent once (:mod:`.context`),
+where a context's AI mark comes from (:mod:`.lineage`, :mod:`.ai_mark`), a run shown
+(:mod:`.view`, :mod:`.summary`), and the doors that start, read and replay runs
+(:mod:`.actions`, :mod:`.trial`, :mod:`.messages`)."""

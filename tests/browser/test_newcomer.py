@@ -1,0 +1,180 @@
+"""What a newcomer meets on the demo, in Chromium: the demo model server beside the demo NVR
+answers a Look with what the demo camera really shows and says why in words, and an
+automation made in the UI loads (the develop configuration includes ``automations.yaml``).
+
+Self-sufficient: the site is added here when test_01 did not run first; this module points
+it at the demo model (``python -m tests.fakes.demo_model``, as ``scripts/develop`` starts
+it) and maps the Front Door to ``front_door``, and gives the site back its Ollama fake at
+the end.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import urllib.request
+from collections.abc import Iterator
+from typing import Any, Final
+
+import pytest
+from playwright.sync_api import BrowserContext, Page, expect
+
+from tests.browser.frontend import Screenshots, assert_translated, visible_text
+from tests.browser.services import Process, Stack, free_port, wait_http
+from tests.browser.test_01_add_integration import DOMAIN
+from tests.browser.test_read_only_user import add_the_site, wait_for
+from tests.fakes.demo_model import DEMO_MODEL, REASONS
+
+OPTIONS_FLOW: Final = "/api/config/config_entries/options/flow"
+LOOK_YAML: Final = """action: opennvr_workflows.look
+data:
+  camera: front_door
+  prompt: Has a parcel or package been left on the doorstep?
+  decision: [parcel, no_parcel]
+"""
+AUTOMATION: Final = {
+    "alias": "Newcomer check, made in the UI",
+    "description": "",
+    "triggers": [{"trigger": "time_pattern", "hours": "/12"}],
+    "conditions": [],
+    "actions": [{"action": "logbook.log", "data": {"name": "demo", "message": "checked"}}],
+    "mode": "single",
+}
+
+
+def options_flow(stack: Stack, entry_id: str, step: str, *answers: dict[str, Any]) -> None:
+    """One page of the site's options (``step`` of the menu), answered in turn."""
+    flow = stack.ha.request("POST", OPTIONS_FLOW, {"handler": entry_id})
+    flow = stack.ha.request("POST", f"{OPTIONS_FLOW}/{flow['flow_id']}", {"next_step_id": step})
+    for answer in answers:
+        assert flow["type"] == "form", flow
+        assert not flow.get("errors"), flow
+        flow = stack.ha.request("POST", f"{OPTIONS_FLOW}/{flow['flow_id']}", answer)
+    if flow["type"] == "form" and flow["step_id"] == "evaluate":
+        # A new model is offered a measurement first: not now.
+        flow = stack.ha.request(
+            "POST", f"{OPTIONS_FLOW}/{flow['flow_id']}", {"run_evaluation": False}
+        )
+    assert flow["type"] == "create_entry", flow
+
+
+def use_model(stack: Stack, entry_id: str, url: str, model: str) -> None:
+    options_flow(
+        stack,
+        entry_id,
+        "ollama",
+        {"ollama_url": url, "skip_ai": False},
+        {"vision_model": model, "text_model": model},
+    )
+    # New options reload the site: its pages (the camera roles) wait for it.
+    wait_for(
+        "the site did not load again after its model changed",
+        lambda: [e for e in stack.ha.entries(DOMAIN) if e["state"] == "loaded"] or None,
+    )
+
+
+@pytest.fixture(scope="module")
+def demo(stack: Stack) -> Iterator[str]:
+    """The demo model server, as ``scripts/develop`` starts it: its URL."""
+    port = free_port()
+    argv = [sys.executable, "-m", "tests.fakes.demo_model", "--port", str(port)]
+    process = Process("the demo model server", argv, stack.workdir / "demo_model.log")
+    process.start()
+    try:
+        wait_http(process, f"http://127.0.0.1:{port}/api/version", 30)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        process.stop()
+
+
+@pytest.fixture(scope="module")
+def owner(logged_in: BrowserContext, stack: Stack, demo: str) -> Iterator[Page]:
+    """The owner's tab, the site on the demo model with the Front Door as ``front_door``."""
+    add_the_site(stack)
+    entry_id = str(stack.ha.entries(DOMAIN)[0]["entry_id"])
+    use_model(stack, entry_id, demo, DEMO_MODEL)
+    flow = stack.ha.request("POST", OPTIONS_FLOW, {"handler": entry_id})
+    form = stack.ha.request(
+        "POST", f"{OPTIONS_FLOW}/{flow['flow_id']}", {"next_step_id": "camera_roles"}
+    )
+    roles = {
+        str(field["name"]): str((field.get("description") or {}).get("suggested_value") or "")
+        for field in form["data_schema"]
+    }
+    front = next(name for name in roles if name.startswith("Front Door"))
+    if "front_door" not in roles[front]:
+        roles[front] = ", ".join(r for r in (roles[front], "front_door") if r)
+    done = stack.ha.request("POST", f"{OPTIONS_FLOW}/{flow['flow_id']}", roles)
+    assert done["type"] == "create_entry", done
+    tab = logged_in.new_page()
+    tab.goto(f"{stack.ha.url}/config/integrations/integration/{DOMAIN}")
+    expect(tab.locator("home-assistant-main")).to_be_attached()
+    yield tab
+    tab.close()
+    use_model(stack, entry_id, stack.ollama.url, "qwen2.5vl:3b")
+
+
+def show(stack: Stack, scene: str, seconds: float) -> None:
+    """The demo NVR's own control: ``scene`` on its camera now."""
+    request = urllib.request.Request(
+        f"{stack.sim.url}/demo/scene",
+        data=json.dumps({"scene": scene, "seconds": seconds}).encode(),
+        headers={"Content-Type": "application/json"},
+        method="POST",
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        assert response.status == 200
+
+
+def look_in_the_action_form(page: Page, stack: Stack) -> str:
+    """The parcel question asked from Developer tools > Actions; the response's text."""
+    page.goto(f"{stack.ha.url}/config/tools/action?service={DOMAIN}.look")
+    expect(page.get_by_text(f"{DOMAIN}.look").first).to_be_visible()
+    page.get_by_role("button", name="YAML mode").click()
+    editor = page.locator(".cm-content").first
+    expect(editor).to_be_visible()
+    editor.fill(LOOK_YAML)
+    page.get_by_role("button", name="Perform action").click()
+    # "reason:" is only in the response (the YAML sent has a decision, no reason).
+    expect(page.get_by_text("reason:").first).to_be_visible(timeout=60_000)
+    return visible_text(page).split("Response", 1)[1]
+
+
+def test_a_look_on_the_demo_says_what_the_camera_shows_and_why(
+    owner: Page, stack: Stack, shot: Screenshots
+) -> None:
+    empty = look_in_the_action_form(owner, stack)
+    shot(owner, "empty-porch")
+    assert "no_parcel" in empty, empty
+    assert REASONS[""] in empty.replace("\n", " "), empty
+
+    show(stack, "parcel", 90)
+    parcel = look_in_the_action_form(owner, stack)
+    shot(owner, "parcel-seen")
+    assert "decision\n:\nparcel" in parcel, parcel
+    assert REASONS["parcel"] in parcel.replace("\n", " "), parcel
+    assert_translated(owner, "the look's response")
+
+
+def test_an_automation_made_in_the_ui_loads(owner: Page, stack: Stack, shot: Screenshots) -> None:
+    page = owner
+    saved = page.evaluate(
+        """async (config) => {
+          const hass = document.querySelector("home-assistant").hass;
+          return await hass.callApi("POST", "config/automation/config/newcomer_check", config);
+        }""",
+        AUTOMATION,
+    )
+    assert saved == {"result": "ok"}, saved
+
+    def loaded() -> str | None:
+        for state in stack.ha.request("GET", "/api/states"):
+            if state["attributes"].get("id") == "newcomer_check":
+                return str(state["entity_id"])
+        return None
+
+    entity_id = wait_for("the automation made in the UI did not load", loaded, timeout=30)
+    page.goto(f"{stack.ha.url}/config/automation/dashboard")
+    expect(page.get_by_text(str(AUTOMATION["alias"])).first).to_be_visible()
+    shot(page, "automation-listed")
+    assert stack.ha.state(entity_id)["state"] == "on"
