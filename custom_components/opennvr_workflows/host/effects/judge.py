@@ -30,6 +30,7 @@ from typing import Any, Final
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers import entity_registry as er
 
+from ...engine.what_matters import PHONE_COMMANDS
 from ...ha_internals import notify_service_integrations
 from ...workflow import SiteProfile, validate_workflow
 from ...workflow.model import (
@@ -86,11 +87,11 @@ _OWN_TEXT: Final[Mapping[str, str]] = {
     "system_log.write": "system_log",
 }
 
-#: Companion app messages that are commands to the phone, not text for a person: Android's
-#: ``command_*`` (apps, screen, volume, Bluetooth, intents...), ``TTS`` (the phone speaks out
-#: loud), ``request_location_update`` and ``remove_channel``. ``clear_notification`` and
-#: ``clear_badge`` only tidy the notification shade, and stay messages.
-_COMMAND_PATTERNS: Final = ("command_*", "tts", "request_location_update", "remove_channel")
+#: Companion app messages that are commands to the phone, not text for a person: the
+#: engine's list (:data:`...engine.what_matters.PHONE_COMMANDS`), so the run-time monitor and
+#: this judge read one list. ``clear_notification`` and ``clear_badge`` only tidy the
+#: notification shade, and stay messages.
+_COMMAND_PATTERNS: Final = PHONE_COMMANDS
 #: Data keys through which the companion app acts rather than shows: text to speak, an intent
 #: to launch, a media stream to play on.
 _COMMAND_DATA_KEYS: Final = frozenset({"tts_text", "media_stream", "command", "intent_action"})
