@@ -9,6 +9,7 @@ text locators pierce open shadow roots by themselves.
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +58,20 @@ _DEEP_TEXT = """(root) => {
 }"""
 
 
+#: How many ``ha-markdown-element``s under a root have not drawn their text yet (the
+#: frontend renders markdown in a web worker, after the rest of a form).
+_MARKDOWN_PENDING = """(root) => {
+  let pending = 0;
+  const walk = (node) => {
+    if (node.tagName === "HA-MARKDOWN-ELEMENT" && !node.innerHTML.trim()) pending += 1;
+    if (node.shadowRoot) walk(node.shadowRoot);
+    for (const child of node.children || []) walk(child);
+  };
+  walk(root);
+  return pending;
+}"""
+
+
 def visible_text(target: Page | Locator) -> str:
     """The text ``target`` renders, shadow roots included, one text node a line."""
     if isinstance(target, Page):
@@ -69,9 +84,35 @@ def broken_translations(text: str) -> list[str]:
     return [line for line in text.splitlines() if any(p.search(line) for p in BROKEN_TEXT)]
 
 
-def assert_translated(target: Page | Locator, where: str) -> str:
-    """Fail when ``target`` shows a translation error or a raw key; returns its text."""
+def settled_text(target: Page | Locator, quiet_ms: int = 300, within_s: float = 10.0) -> str:
+    """The text ``target`` renders once it has stopped changing for ``quiet_ms``.
+
+    The frontend draws a form's labels first and its descriptions later (``ha-markdown``
+    renders in a web worker), so a page read as soon as a label shows may lack them."""
+    page = target if isinstance(target, Page) else target.page
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline and _markdown_pending(target):
+        page.wait_for_timeout(50)
     text = visible_text(target)
+    while time.monotonic() < deadline:
+        page.wait_for_timeout(quiet_ms)
+        again = visible_text(target)
+        if again == text:
+            return text
+        text = again
+    return text
+
+
+def _markdown_pending(target: Page | Locator) -> int:
+    if isinstance(target, Page):
+        return int(target.evaluate(f"({_MARKDOWN_PENDING})(document.body)"))
+    return int(target.evaluate(_MARKDOWN_PENDING))
+
+
+def assert_translated(target: Page | Locator, where: str) -> str:
+    """Fail when ``target`` shows a translation error or a raw key; returns its text once
+    it has settled (see :func:`settled_text`)."""
+    text = settled_text(target)
     broken = broken_translations(text)
     assert not broken, f"{where}: untranslated or broken text on screen: {broken}"
     return text

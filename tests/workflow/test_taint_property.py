@@ -457,12 +457,13 @@ def test_the_validator_refuses_exactly_the_actuators_the_reference_refuses(
 
 def test_the_reference_and_the_generator_meet_every_verdict() -> None:
     """The property is only worth something if the generator reaches refusals of each kind
-    and acceptances; this draws a fixed number of examples and counts them."""
+    and acceptances; this draws a fixed set of examples (derandomized, so the count never
+    depends on luck) and counts them."""
     seen: dict[str, int] = dict.fromkeys(
         [*SAFETY, *SEVERITY, "accepted", "always", "escaped", "events"], 0
     )
 
-    @settings(max_examples=300, deadline=None, database=None)
+    @settings(max_examples=600, deadline=None, database=None, derandomize=True)
     @given(workflows())
     def count(workflow: m.Workflow) -> None:
         report = validate_workflow(workflow)
