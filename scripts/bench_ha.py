@@ -36,8 +36,42 @@ and the Ollama-API fake, with 51 workflow files in ``<config>/opennvr_workflows/
    extra: Home Assistant's AI Task and chat log, its fetch of the attached picture through
    the camera entity, the structure's mapping, and the run, trace and evidence it keeps.
 
+4. **Memory** (run first, like 5 to 7, in a Home Assistant process of its own,
+   ``bench_footprint.py``, while this one only serves the fakes): the resident memory (RSS)
+   and Python's allocated blocks of a running Home Assistant before the integration is
+   imported, after the import (by Home Assistant's loader, in its executor), and after the
+   entry's setup on the 200 cameras with 50 workflow files (42 rule-only ones, 4 whose runs
+   ``wait`` and 4 whose runs ask a question), 1,000 waiting runs to restore (half on a
+   ``wait``, half on a question) and a 100,000-decision history index in the database
+   (``bench_history.py``'s synthetic decisions). Then the growth with more waiting runs:
+   RSS and blocks for waits and for questions apart, and the bytes Python keeps for them
+   under ``tracemalloc``. RSS is also shown once the C allocator has handed its free pages
+   back (``malloc_trim``): the difference is memory freed but kept as a high-water mark.
+5. **Start-up**: that entry's setup (the 1,000 waiting runs restored) timed, with Home
+   Assistant's blocking-call detector on (what it reports is counted) and a 5 ms ticker on
+   the loop (the longest the loop was held by one piece of work: the slow-callback figure);
+   no run lost or repeated: the restored ``wait`` runs each notify exactly once when their
+   wait ends, the questions are open again and none is asked twice, no step row is
+   written twice.
+6. **Idle**: the demo site (the simulator's three cameras, an alert every 20 s, Front Door,
+   Driveway and Back Garden mapped) with the parcel template (a ``detection.observed.v1``
+   on the front door), a person-in-zone workflow on the back garden's fence line and an
+   alert workflow; the CPU % of one core of that Home Assistant process over a window (60 s;
+   20 s with ``--quick``): Home Assistant alone, the entry set up and quiet, and the demo
+   (tracks on all three cameras at the simulator's detector rate, 4 frames/s each). Then
+   tracks no workflow watches (a fourth camera no role names, 40 frames/s) and what one
+   frame costs, next to what parsing it costs (JSON and the integration's reader).
+   A camera's tracks are *watched* when a loaded workflow has a ``detect.person_in_zone``
+   trigger naming the camera (its people are matched against the camera's zones) or a
+   ``detection.observed.v1`` trigger naming it or no camera at all.
+7. **Cost per run against the flood's length** (``bench_flood.py``): durable runs with an
+   ``if`` and an actuator (power-cut safe), floods of 1,000, 10,000 and 1,000 again, CPU per
+   run, beside 50 automations doing the same in the same Home Assistant; the goal: 10,000
+   within 15 % of 1,000. ``bench_flood.py --levers`` measures the levers before and after.
+
 The load average is printed beside each figure: the machine's load changes every figure, so
 compare the ratios measured in the same run. The last line printed is one JSON object.
+``--quick`` takes about three minutes, the full run about eight.
 
     .venv/bin/python scripts/bench_ha.py [--quick]
 """
@@ -52,7 +86,6 @@ import json
 import logging
 import os
 import shutil
-import socket
 import statistics
 import sys
 import tempfile
@@ -67,13 +100,12 @@ from typing import Any, Final
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from homeassistant import block_async_io, bootstrap, loader  # noqa: E402
+from bench_footprint import start_home_assistant  # noqa: E402  (bench_engine imports it here)
 from homeassistant import runner as ha_runner  # noqa: E402
-from homeassistant.config_entries import SOURCE_USER, ConfigEntries, ConfigEntry  # noqa: E402
+from homeassistant.config_entries import SOURCE_USER, ConfigEntry  # noqa: E402
 from homeassistant.const import CONF_TOKEN, CONF_URL  # noqa: E402
 from homeassistant.const import __version__ as HA_VERSION  # noqa: E402
 from homeassistant.core import Event, HomeAssistant, ServiceCall, callback  # noqa: E402
-from homeassistant.core_config import async_process_ha_core_config  # noqa: E402
 from homeassistant.helpers import entity_registry as er  # noqa: E402
 from homeassistant.setup import async_setup_component  # noqa: E402
 from PIL import Image  # noqa: E402
@@ -219,34 +251,6 @@ def make_config_dir() -> Path:
 
 
 # ── Home Assistant, started as in production ──────────────────────────────────────────────
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-async def start_home_assistant(config_dir: Path) -> HomeAssistant:
-    """Home Assistant's core as ``bootstrap.async_from_config_dict`` sets it up, without the
-    default integrations (frontend, recorder, discovery...) a benchmark does not need; the
-    ``http`` server, which the camera and image platforms need, on a free loopback port."""
-    hass = HomeAssistant(str(config_dir))
-    loader.async_setup(hass)
-    hass.config.skip_pip = True
-    hass.config_entries = ConfigEntries(hass, {})
-    await loader.async_get_custom_components(hass)
-    if not await bootstrap.async_load_base_functionality(hass):
-        raise RuntimeError("Home Assistant's registries did not load")
-    for domain in sorted(bootstrap.CORE_INTEGRATIONS):
-        if not await async_setup_component(hass, domain, {}):
-            raise RuntimeError(f"Home Assistant's {domain} did not set up")
-    await async_process_ha_core_config(hass, {"time_zone": "UTC"})
-    http = {"http": {"server_host": ["127.0.0.1"], "server_port": free_port()}}
-    if not await async_setup_component(hass, "http", http):
-        raise RuntimeError("Home Assistant's http did not set up")
-    block_async_io.enable()
-    return hass
 
 
 def site_entry(sim: OpenNVRSimulator, ollama: FakeOllama) -> ConfigEntry:
@@ -637,6 +641,406 @@ def task_rows(task: dict[str, Any], report: Report, where: str) -> None:
         report.row(f"  each pair's difference {q} (ms)", task[f"task_pairs_{q}_ms"])
 
 
+# ── parts 4 to 7: memory, start-up, idle and the flood's length, in processes of their own ──
+
+SCRIPTS: Final = Path(__file__).resolve().parent
+#: The footprint site: 42 rule-only workflows, 4 that park a run on a ``wait`` and 4 on a
+#: question (each on 25 of the first 100 cameras): 50 workflow files.
+FOOTPRINT_RULES: Final = 42
+HOLDS: Final = 4
+HOLD_CAMERAS: Final = 25
+MEMORY_GOAL_MB: Final = 60.0
+SETUP_GOAL_S: Final = 2.0
+IDLE_GOAL_PCT: Final = 1.0
+FLOOD_GOAL: Final = 1.15
+#: The detector's frame rate in the simulator (``OpenNVRSimulator.hold``'s default).
+TRACKS_FPS: Final = 4.0
+#: The unwatched camera's tracks, sent faster than the detector's rate so their cost shows.
+UNWATCHED_FPS: Final = 40.0
+
+
+def hold_workflow(k: int, wait_s: int) -> str:
+    """A workflow whose runs wait ``wait_s`` seconds, then notify (on loitering alerts)."""
+    cams = ", ".join(role(c) for c in range(k * HOLD_CAMERAS + 1, (k + 1) * HOLD_CAMERAS + 1))
+    return (
+        "contract: workflow.v1\n"
+        f"name: Hold {k}\n"
+        "state: on\n"
+        f"limits: {{ cooldown: 0s, per_hour: {PER_HOUR_MAX}, one_at_a_time: track }}\n"
+        "when:\n"
+        f"  alert: {{ alert_type: loitering, cameras: [{cams}] }}\n"
+        "then:\n"
+        f"  - wait: {wait_s}s\n"
+        '  - notify: { who: role:household, message: "Done {alert_id}" }\n'
+    )
+
+
+def ask_workflow(k: int) -> str:
+    """A workflow whose runs wait for a person's answer (on tamper alerts)."""
+    cams = ", ".join(role(c) for c in range(k * HOLD_CAMERAS + 1, (k + 1) * HOLD_CAMERAS + 1))
+    return (
+        "contract: workflow.v1\n"
+        f"name: Ask {k}\n"
+        "state: on\n"
+        f"limits: {{ cooldown: 0s, per_hour: {PER_HOUR_MAX}, one_at_a_time: track }}\n"
+        "when:\n"
+        f"  alert: {{ alert_type: tamper, cameras: [{cams}] }}\n"
+        "then:\n"
+        "  - ask_person:\n"
+        "      who: role:household\n"
+        '      message: "Question {alert_id}"\n'
+        "      replies: [Yes, No]\n"
+        "      timeout: 1h\n"
+        "      default: No\n"
+        '    Yes: [ log: "Yes {alert_id}" ]\n'
+        "    No: []\n"
+    )
+
+
+DEMO_WORKFLOWS: Final = {
+    # The demo's parcel template, as shipped (state test).
+    "parcel_at_door.yaml": None,
+    "fence_watch.yaml": (
+        "contract: workflow.v1\n"
+        "name: Somebody at the fence\n"
+        "state: on\n"
+        "needs: [detector]\n"
+        "when:\n"
+        "  detect.person_in_zone: { cameras: [garden], zone: fence_line, min_seconds: 20 }\n"
+        "then:\n"
+        '  - notify: { who: role:household, message: "Somebody at the fence {track}" }\n'
+    ),
+    "door_alerts.yaml": (
+        "contract: workflow.v1\n"
+        "name: Person at the door\n"
+        "state: on\n"
+        "when:\n"
+        "  alert: { alert_type: person, cameras: [front_door] }\n"
+        "then:\n"
+        '  - notify: { who: role:household, message: "Person {alert_id}" }\n'
+    ),
+}
+
+
+def footprint_config(wait_s: int) -> Path:
+    """The footprint site's config folder, and its engine database already holding the
+    history index (called off the event loop)."""
+    config_dir = Path(tempfile.mkdtemp(prefix="bench_fp_"))
+    folder = config_dir / WORKFLOW_FOLDER
+    folder.mkdir(parents=True)
+    for w in range(FOOTPRINT_RULES):
+        (folder / f"intrusion_{w:02d}.yaml").write_text(rule_workflow(w), encoding="utf-8")
+    for k in range(HOLDS):
+        (folder / f"hold_{k}.yaml").write_text(hold_workflow(k, wait_s), encoding="utf-8")
+        (folder / f"ask_{k}.yaml").write_text(ask_workflow(k), encoding="utf-8")
+    return config_dir
+
+
+def fill_history(db: Path, decisions: int) -> dict[str, float]:
+    """``decisions`` finished AI steps, indexed as the recorder's hook does, in the last
+    days (retention keeps them): ``bench_history.py``'s synthetic runs."""
+    import random
+    import sqlite3
+
+    from bench_history import fill_runs
+
+    from custom_components.opennvr_workflows.engine.history import index_step
+    from custom_components.opennvr_workflows.engine.store import Store
+
+    async def migrate() -> None:
+        store = await Store.open(db)
+        await store.close()
+
+    t0 = time.perf_counter()
+    db.parent.mkdir(parents=True, exist_ok=True)
+    asyncio.run(migrate())
+    keys = fill_runs(db, decisions, random.Random(2026))
+    conn = sqlite3.connect(db, isolation_level=None)
+    now = time.time()
+    conn.execute("BEGIN")
+    for table, key in (("workflow_runs", "id"), ("workflow_run_steps", "run_id")):
+        conn.execute(
+            f"UPDATE {table} SET started_at = ? - (? - CAST(substr({key}, 4) AS INTEGER)) * 15,"
+            f" ended_at = ? - (? - CAST(substr({key}, 4) AS INTEGER)) * 15 + 4",
+            (now, decisions, now, decisions),
+        )
+    for run_id, path in keys:
+        index_step(conn, run_id, path)
+    conn.execute("COMMIT")
+    conn.close()
+    return {
+        "history_fill_s": round(time.perf_counter() - t0, 1),
+        "db_mb": round(db.stat().st_size / 1e6, 1),
+    }
+
+
+async def child(
+    mode: str, config_dir: Path, sim: OpenNVRSimulator, ollama: FakeOllama, *extra: str
+) -> dict[str, Any]:
+    """Run ``bench_footprint.py <mode>`` while this process keeps serving the fakes; its
+    last line (one JSON object)."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        str(SCRIPTS / "bench_footprint.py"),
+        mode,
+        *site_args(config_dir, sim, ollama),
+        *extra,
+        stdout=asyncio.subprocess.PIPE,
+    )
+    out, _ = await proc.communicate()
+    if proc.returncode != 0:
+        raise SystemExit(f"bench_footprint.py {mode} failed ({proc.returncode})")
+    return dict(json.loads(out.decode().strip().splitlines()[-1]))
+
+
+def site_args(config_dir: Path, sim: OpenNVRSimulator, ollama: FakeOllama) -> list[str]:
+    return [
+        "--config", str(config_dir),
+        "--url", sim.url,
+        "--token", sim.config.token,
+        "--site-id", sim.config.site_id,
+        "--ollama", ollama.url,
+        "--cameras", str(len(sim.config.cameras)),
+    ]  # fmt: skip
+
+
+async def footprint_part(
+    sim: OpenNVRSimulator, ollama: FakeOllama, sizes: Sizes, report: Report
+) -> None:
+    """Parts 4 and 5: memory and start-up, in a Home Assistant of their own."""
+    from bench_footprint import ENTRY_ID
+
+    config_dir = await asyncio.to_thread(footprint_config, sizes.wait_s)
+    db = config_dir / ".storage" / f"{DOMAIN}.{ENTRY_ID}.db"
+    try:
+        filled = await asyncio.to_thread(fill_history, db, sizes.history)
+        n = str(sizes.waiting)
+        wait_s = str(sizes.wait_s)
+        prepared = await child(
+            "prepare", config_dir, sim, ollama, "--waiting", n, "--wait-s", wait_s
+        )
+        got = await child("measure", config_dir, sim, ollama, "--waiting", n, "--wait-s", wait_s)
+    finally:
+        await asyncio.to_thread(shutil.rmtree, config_dir, True)
+    res = report.result
+    res.update(footprint_prepared=prepared, footprint=got, **filled)
+    before, imported, after = got["before"], got["imported"], got["after_setup"]
+    added = round(after["rss_mb"] - before["rss_mb"], 1)
+    where = load()
+    res.update(
+        memory_added_mb=added,
+        memory_import_mb=round(imported["rss_mb"] - before["rss_mb"], 1),
+        memory_blocks_added=after["blocks"] - before["blocks"],
+        setup_s_restore=got["setup_s"],
+    )
+    report.row("memory: HA before the integration (RSS MB)", before["rss_mb"], "", where)
+    report.row("memory: added by the import (RSS MB)", res["memory_import_mb"], "", where)
+    goal = f"goal < {MEMORY_GOAL_MB:.0f}"
+    report.row("memory: added by import + entry's setup (RSS MB)", added, goal, where)
+    res["memory_added_trimmed_mb"] = round(after["rss_trimmed_mb"] - before["rss_trimmed_mb"], 1)
+    report.row("  the same, allocator's free pages returned (MB)", res["memory_added_trimmed_mb"])
+    report.row("  Python's allocated blocks added", res["memory_blocks_added"])
+    report.row(
+        "memory: per 1,000 more waiting runs (traced KiB)",
+        got["traced_kb_per_1000_waiting"],
+        "",
+        where,
+    )
+    report.row("  per 1,000 more waiting runs (RSS MB)", got["rss_mb_per_1000_waiting"])
+    report.row(
+        "  the same, allocator's free pages returned (MB)",
+        got["rss_trimmed_mb_per_1000_waiting"],
+    )
+    report.row("  per 1,000 more waits (RSS MB)", got["rss_mb_per_1000_waits"])
+    report.row("  per 1,000 more questions (RSS MB)", got["rss_mb_per_1000_questions"])
+    report.row("  allocated blocks per wait / per question",
+               f"{got['blocks_per_wait']} / {got['blocks_per_question']}")  # fmt: skip
+    report.row("start-up: import of the integration (s)", got["import_s"], "", where)
+    report.row(
+        f"start-up: entry's setup, {sizes.waiting:,} waiting (s)",
+        got["setup_s"],
+        f"goal < {SETUP_GOAL_S:.0f}",
+        where,
+    )
+    report.row("  setup until Home Assistant settled (s)", got["settled_s"])
+    report.row("  longest loop stall during setup (ms)", got["setup_worst_loop_stall_ms"])
+    report.row("  blocking calls reported (HA's detector)", got["blocking_count"], "goal 0")
+    report.row("  waiting runs restored", got["restored_waiting"], f"= {prepared['waiting']}")
+    report.row(
+        "  waits ended after restart: notified / once each",
+        f"{got['held_waits_done']} / {got['held_waits_done_unique']}",
+        f"= {got['held_waits']}",
+    )
+    report.row(
+        "  questions open after restart",
+        got["restored_questions"],
+        f"= {prepared['questions_pending']}",
+    )
+    report.row("  questions asked twice (rows)", got["questions_asked_twice"], "goal 0")
+    report.row("  step rows written twice", got["steps_repeated"], "goal 0")
+
+
+async def idle_part(sizes: Sizes, report: Report) -> None:
+    """Part 6: the demo site idle, and tracks no workflow watches."""
+    from tests.fakes.opennvr_sim import default_cameras, parcel_track, person_track
+
+    cameras = [*default_cameras(), SimCamera(4, "Side Path", "side")]
+    sim = OpenNVRSimulator(
+        SimConfig(cameras=cameras, alert_rate=0.05, site_id="11111111-2222-4333-8444-555555555555")
+    )
+    ollama = FakeOllama()
+    ollama.default = FromSchema({"decision": "parcel", "reason": "a box", "confidence": 0.9})
+    config_dir = Path(await asyncio.to_thread(tempfile.mkdtemp, prefix="bench_idle_"))
+
+    def write() -> None:
+        from custom_components.opennvr_workflows.workflow.template_library import template_text
+
+        folder = config_dir / WORKFLOW_FOLDER
+        folder.mkdir(parents=True)
+        for name, text in DEMO_WORKFLOWS.items():
+            body = text if text is not None else template_text(name.removesuffix(".yaml"))
+            (folder / name).write_text(body, encoding="utf-8")
+
+    await asyncio.to_thread(write)
+    await sim.start()
+    await ollama.start()
+    roles = json.dumps({"front_door": "1", "drive": "2", "garden": "3"})
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, str(SCRIPTS / "bench_footprint.py"), "idle",
+        *site_args(config_dir, sim, ollama), "--roles", roles,
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    assert proc.stdin is not None
+    assert proc.stdout is not None
+    stdin, stdout = proc.stdin, proc.stdout
+
+    async def ask(command: str) -> dict[str, Any]:
+        stdin.write(command.encode() + b"\n")
+        await stdin.drain()
+        while True:
+            line = (await stdout.readline()).decode().strip()
+            if not line:
+                raise SystemExit(f"bench_footprint.py idle ended on {command!r}")
+            if line.startswith("{"):
+                return dict(json.loads(line))
+
+    def demo_tracks() -> list[tuple[int, list[dict[str, Any]]]]:
+        return [
+            (1, [parcel_track(9001, (0.55, 0.82))]),
+            (2, [person_track(9002, (0.3, 0.5), label="car")]),
+            (3, [person_track(9003, (0.15, 0.5))]),
+        ]
+
+    sending: dict[str, Any] = {"tracks": [], "fps": TRACKS_FPS}
+
+    async def emitter() -> None:
+        while True:
+            started = time.perf_counter()
+            for cam, tracks in sending["tracks"]:
+                await sim.emit_tracks(cam, tracks)
+            await asyncio.sleep(max(0.0, 1 / sending["fps"] - (time.perf_counter() - started)))
+
+    rows: dict[str, dict[str, Any]] = {}
+    task = asyncio.create_task(emitter())
+    try:
+        await stdout.readline()  # ready
+        w = sizes.idle_s
+        rows["ha_alone"] = await ask(f"window ha_alone {w / 2}")
+        setup = await ask("setup")
+        await asyncio.sleep(3.0)
+        rows["quiet"] = await ask(f"window quiet {w}")
+        sending.update(tracks=demo_tracks(), fps=TRACKS_FPS)
+        rows["demo"] = await ask(f"window demo {w}")
+        sending.update(tracks=[(4, [person_track(9004, (0.5, 0.5))])], fps=UNWATCHED_FPS)
+        await asyncio.sleep(1.0)
+        rows["unwatched"] = await ask(f"window unwatched {w / 2}")
+        if os.environ.get("BENCH_PROFILE_TRACKS"):
+            await ask("profile 5")
+        sending.update(tracks=[])
+        frame = {
+            "event_type": "tracks", "camera_id": 4, "task": "tier0",
+            "payload": {"schema": "opennvr.overlay.tracks.v1", "seq": 1, "camera_id": 4,
+                        "ts": datetime.now(UTC).isoformat(), "frame": {"w": 1280, "h": 720},
+                        "tracks": [person_track(9004, (0.5, 0.5))]},
+        }  # fmt: skip
+        parsed = await ask("parse " + json.dumps(frame))
+        stdin.write(b"\n")
+        await stdin.drain()
+        await proc.wait()
+    finally:
+        task.cancel()
+        if proc.returncode is None:
+            proc.kill()
+        await sim.stop()
+        await ollama.stop()
+        await asyncio.to_thread(shutil.rmtree, config_dir, True)
+    quiet, demo, unwatched = rows["quiet"], rows["demo"], rows["unwatched"]
+    # The frames that reached the hub (the alerts every 20 s are in the quiet window too).
+    demo_frames = max(1, demo["events"] - quiet["events"] * demo["wall_s"] / quiet["wall_s"])
+    unwatched_frames = max(1, unwatched["events"])
+    q_rate = quiet["cpu_s"] / quiet["wall_s"]
+    per_watched = (demo["cpu_s"] - q_rate * demo["wall_s"]) / demo_frames * 1e6
+    per_unwatched = (unwatched["cpu_s"] - q_rate * unwatched["wall_s"]) / unwatched_frames * 1e6
+    res = report.result
+    res.update(
+        idle_rows=rows,
+        idle_loaded=setup.get("loaded"),
+        idle_demo_cpu_pct=demo["cpu_pct"],
+        idle_added_cpu_pct=round(demo["cpu_pct"] - rows["ha_alone"]["cpu_pct"], 3),
+        idle_us_per_watched_frame=round(per_watched),
+        idle_us_per_unwatched_frame=round(per_unwatched),
+        **parsed,
+    )
+    for key in ("ha_alone", "quiet", "demo", "unwatched"):
+        r = rows[key]
+        report.row(
+            f"idle: {key} ({r['wall_s']:.0f} s, {r['events']} events): CPU % of a core",
+            r["cpu_pct"],
+            f"goal < {IDLE_GOAL_PCT:.0f}" if key == "demo" else "",
+            f"load {' '.join(map(str, r['load']))}",
+        )
+    report.row("  demo less Home Assistant alone (CPU %)", res["idle_added_cpu_pct"])
+    report.row("  CPU per tracks frame, watched cameras (us)", res["idle_us_per_watched_frame"])
+    report.row("  CPU per tracks frame, unwatched camera (us)", res["idle_us_per_unwatched_frame"])
+    report.row("  of which parsing it (JSON + normalize, us)", parsed["parse_us_per_frame"])
+
+
+async def flood_length_part(report: Report) -> None:
+    """Part 7: cost per durable run, 1,000 against 10,000 runs, in a process of its own
+    (``bench_flood.py``), beside Home Assistant's automations."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, str(SCRIPTS / "bench_flood.py"), stdout=asyncio.subprocess.PIPE
+    )
+    out, _ = await proc.communicate()
+    if proc.returncode != 0:
+        raise SystemExit(f"bench_flood.py failed ({proc.returncode})")
+    got = json.loads(out.decode().strip().splitlines()[-1])["plain"]
+    report.result["flood_length"] = got
+    for row in got["rows"]:
+        where = f"load {' '.join(map(str, row['load']))}"
+        report.row(
+            f"flood {row['n']:,}: engine CPU per run, if + actuator (us)",
+            row["engine_us_per_run"],
+            "",
+            where,
+        )
+        report.row(
+            f"flood {row['n']:,}: HA automations CPU per run (us)", row["ha_us_per_run"], "", where
+        )
+        report.row(
+            f"flood {row['n']:,}: runs/s engine / automations",
+            row["ratio_runs_per_s"],
+            ">= 2",
+            where,
+        )
+    report.row(
+        "engine CPU per run, 10,000 / 1,000 floods",
+        got["engine_ratio_10000_1000"],
+        f"<= {FLOOD_GOAL}",
+    )
+    report.row("HA automations CPU per run, 10,000 / 1,000", got["ha_ratio_10000_1000"])
+
+
 # ── the run ───────────────────────────────────────────────────────────────────────────────
 
 
@@ -653,6 +1057,11 @@ class Sizes:
     look_warmup: int
     task_runs: int
     task_warmup: int
+    #: Parts 4 to 6: waiting runs, the history index, the waits' length, an idle window.
+    waiting: int = 1_000
+    history: int = 100_000
+    wait_s: int = 60
+    idle_s: float = 60.0
 
     @property
     def per_side(self) -> int:
@@ -665,7 +1074,7 @@ class Sizes:
             raise SystemExit(f"more Look runs than the workflow's {PER_HOUR_MAX} an hour")
 
 
-QUICK = Sizes(1_000, 200.0, 2.0, 2_000.0, 1.0, 30, 5, 30, 5)
+QUICK = Sizes(1_000, 200.0, 2.0, 2_000.0, 1.0, 30, 5, 30, 5, idle_s=20.0)
 FULL = Sizes(6_000, 200.0, 15.0, 2_000.0, 4.0, 300, 10, 200, 10)
 
 
@@ -808,6 +1217,16 @@ async def bench(sizes: Sizes) -> Report:
     ollama.default = FromSchema({"decision": "visitor", "reason": "a courier", "confidence": 0.9})
     await sim.start()
     await ollama.start()
+    # Parts 4 to 7 first, each Home Assistant in a process of its own while this one only
+    # serves the fakes (its own Home Assistant is not started yet, so it takes no CPU).
+    try:
+        await footprint_part(sim, ollama, sizes, report)
+        await idle_part(sizes, report)
+        await flood_length_part(report)
+    except BaseException:
+        await ollama.stop()
+        await sim.stop()
+        raise
     hass = await start_home_assistant(config_dir)
     try:
         notes = Notifications()
@@ -876,7 +1295,7 @@ def print_report(report: Report) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="smaller counts, well under a minute")
+    parser.add_argument("--quick", action="store_true", help="smaller counts, about 3 minutes")
     args = parser.parse_args()
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})  # one core

@@ -79,6 +79,33 @@ IDLE_CHECKPOINT_S: Final = 1.0
 HOLD_MAX_S: Final = 1800.0
 
 Op = Callable[[sqlite3.Connection], Any]
+
+
+class _Statement:
+    """One queued statement: one object while it waits (a closure would be a function and
+    two cells), and no cursor kept until the batch settles. Under a flood thousands wait
+    at once, and the garbage collector walks every object they hold at each collection."""
+
+    __slots__ = ("params", "sql")
+
+    def __init__(self, sql: str, params: Sequence[Any]) -> None:
+        self.sql = sql
+        self.params = params
+
+    def __call__(self, conn: sqlite3.Connection) -> Any:
+        conn.execute(self.sql, self.params)
+        return None
+
+
+class _Counted(_Statement):
+    """A queued statement whose future resolves with its ``rowcount``."""
+
+    __slots__ = ()
+
+    def __call__(self, conn: sqlite3.Connection) -> Any:
+        return conn.execute(self.sql, self.params).rowcount
+
+
 #: An operation, the future that waits on it, and whether its commit must be synced.
 _Item = tuple[Op, "asyncio.Future[Any] | None", bool]
 _STOP: Final = object()
@@ -227,10 +254,10 @@ class Store:
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> asyncio.Future[Any]:
         """Queue one statement; resolves with ``cursor.rowcount``."""
-        return self.submit(lambda c: c.execute(sql, params).rowcount)
+        return self.submit(_Counted(sql, params))
 
     def execute_nowait(self, sql: str, params: Sequence[Any] = ()) -> None:
-        self.submit_nowait(lambda c: c.execute(sql, params))
+        self.submit_nowait(_Statement(sql, params))
 
     def flush(self, *, durable: bool = False) -> asyncio.Future[Any]:
         """Resolves when everything queued before it has committed; with
