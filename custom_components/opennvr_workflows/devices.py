@@ -30,6 +30,21 @@ def model_device_identifier(site_id: str) -> tuple[str, str]:
     return (DOMAIN, f"{site_id}_{MODEL_DEVICE}")
 
 
+def area_name(location: object) -> str | None:
+    """An OpenNVR camera's location as the Home Assistant area it suggests: OpenNVR keeps
+    locations as keys or lower-case words (``front door``, ``back_yard``), and an area is
+    named like a room (``Front door``, ``Back yard``); a location written with capitals is
+    the owner's own spelling and is kept."""
+    if not isinstance(location, str):
+        return None
+    words = " ".join(location.replace("_", " ").split())
+    if not words:
+        return None
+    if words != words.lower():
+        return words
+    return words[0].upper() + words[1:]
+
+
 def site_device_info(entry: OpenNVRConfigEntry) -> DeviceInfo:
     """The OpenNVR site as a device: the hub its cameras belong to."""
     info = entry.runtime_data.info
@@ -51,7 +66,7 @@ def camera_device_info(entry: OpenNVRConfigEntry, camera_id: int, camera: Camera
         name=camera.name,
         manufacturer="OpenNVR",
         model="Camera",
-        suggested_area=camera.raw.get("location") or None,
+        suggested_area=area_name(camera.raw.get("location")),
         via_device_id=runtime.site_device_id,
         configuration_url=runtime.client.base_url,
     )

@@ -56,6 +56,7 @@ from .const import DOMAIN
 from .coordinator import OpenNVRConfigEntry
 from .host.action_support import user_name
 from .host.errors import listed
+from .host.history.alerts import count_unacked_alerts
 from .host.permissions import DOORS, NotAllowed, Rule, allow, async_allow, async_caller
 from .host.read_scope import camera_touched, may_see, visible_camera_ids
 from .host.runs.messages import MessageOutcome, ask_workflows, message_workflows
@@ -71,8 +72,7 @@ INTENT_SET_WORKFLOW: Final = "OpenNVRSetWorkflow"
 INTENT_MESSAGE: Final = "OpenNVRMessage"
 #: The outcomes a spoken Look decides between; the answer itself is the model's reason.
 LOOK_DECISION: Final = ("something", "nothing")
-#: How many alerts are read (the count covers these) and how many are named.
-ALERTS_READ: Final = 50
+#: How many alerts are named (the count is OpenNVR's total: :mod:`.host.history.alerts`).
 ALERTS_NAMED: Final = 3
 STATES: Final = ("off", "test", "on")
 
@@ -248,21 +248,31 @@ class AlertsIntent(OpenNVRIntent):
         intent_obj, texts = request.intent_obj, request.texts
         hass = intent_obj.hass
         rows: list[dict[str, Any]] = []
+        count, exact = 0, True
+        caller = await async_caller(hass, intent_obj.context)
         for entry, _ in request.entries:
+            sees = await _camera_filter(hass, entry, intent_obj.context)
             try:
-                inbox = await entry.runtime_data.client.get_alerts(unacked=True, limit=ALERTS_READ)
+                found = await count_unacked_alerts(
+                    entry.runtime_data.client,
+                    _of_row(sees),
+                    sees_everything=caller is not None and caller.is_admin,
+                )
             except OpenNVRError as err:
                 raise Refused(texts("voice_alerts_failed", {"error": str(err)})) from err
-            sees = await _camera_filter(hass, entry, intent_obj.context)
-            rows.extend(a for a in inbox.get("alerts") or () if sees(a.get("camera_id")))
-        if not rows:
+            rows.extend(found.newest)
+            count += found.count
+            exact = exact and found.exact
+        if not count:
             return texts("voice_alerts_none", {})
         rows.sort(key=lambda a: str(a.get("fired_at") or ""), reverse=True)
         latest = "; ".join(
             f"{a.get('title') or a.get('alert_id')} {_when(a.get('fired_at'))}".strip()
             for a in rows[:ALERTS_NAMED]
         )
-        return texts("voice_alerts", {"count": len(rows), "latest": latest})
+        if not exact:
+            return texts("voice_alerts_at_least", {"count": count, "latest": latest})
+        return texts("voice_alerts", {"count": count, "latest": latest})
 
 
 async def _camera_filter(
@@ -282,6 +292,11 @@ async def _camera_filter(
         return may_see(caller, host, camera_touched(host, camera))
 
     return sees
+
+
+def _of_row(sees: Callable[[Any], bool]) -> Callable[[dict[str, Any]], bool]:
+    """The camera filter applied to an inbox row (by the camera it names)."""
+    return lambda row: sees(row.get("camera_id"))
 
 
 def _when(fired_at: Any) -> str:

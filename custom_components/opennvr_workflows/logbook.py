@@ -2,9 +2,13 @@
 
 A run's first effect fires ``opennvr_workflows_run`` with the run's own context, and every
 Home Assistant action the run calls carries that context. Described here, the logbook
-shows "Parcel at the door started run …", and a light the run turned on reads "triggered
-by" that workflow, the way a change an automation makes names the automation. The alerts
-a run raises and the replies it sends are described too, each naming its workflow.
+shows "Parcel at the door started run …" ("resumed run …" when its first effect since
+it started, or since Home Assistant started, comes after a wait), and a light the run
+turned on reads "triggered by" that workflow, the way a change an automation makes names
+the automation. The alerts a run raises and the replies it sends are described too, each
+naming its workflow. A limit that holds an event back writes its own line
+(:mod:`.host.runs.held`), and an answer says where it was given (a phone, the panel,
+the dashboard card: :mod:`.host.approvals.api`).
 """
 
 from __future__ import annotations
@@ -43,7 +47,8 @@ def async_describe_events(
     @callback
     def describe_run(event: LazyEventPartialState) -> dict[str, Any]:
         data = event.data
-        return _entry(hass, data, data.get("name"), f"started run {data.get('run_id')}")
+        verb = "resumed" if data.get("resumed") else "started"
+        return _entry(hass, data, data.get("name"), f"{verb} run {data.get('run_id')}")
 
     @callback
     def describe_alert(event: LazyEventPartialState) -> dict[str, Any]:

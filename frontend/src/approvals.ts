@@ -1,10 +1,12 @@
 // The questions waiting for a person: the question, its picture, the replies and who else
 // was asked. Answering goes through approvals/answer, which checks, like a tap on a phone,
-// that this user is one of the people asked.
-import { LitElement, html, css } from "lit";
+// that this user is one of the people asked. In the panel each question has its own URL
+// (``only``: that question alone) and links to the run that asks it.
+import { LitElement, html, css, nothing } from "lit";
 import { api, Approval, errorText, Hass } from "./api";
 import { loadTexts, t } from "./texts";
-import { shared, when } from "./styles";
+import { shared } from "./styles";
+import { when } from "./words";
 
 export class OpennvrApprovals extends LitElement {
   static properties = {
@@ -12,8 +14,19 @@ export class OpennvrApprovals extends LitElement {
     _rows: { state: true },
     _error: { state: true },
     _done: { state: true },
+    only: { attribute: false },
+    runHref: { attribute: false },
+    questionHref: { attribute: false },
+    source: { attribute: false },
   };
   hass!: Hass;
+  /** Show only this question (its page in the panel). */
+  only: string | null = null;
+  /** The panel's link to a run and to a question (none on a dashboard card). */
+  runHref: ((run: string) => string) | null = null;
+  questionHref: ((id: string) => string) | null = null;
+  /** Where this list is shown, for the logbook's line on an answer. */
+  source: "panel" | "card" = "panel";
   _rows: Approval[] | null = null;
   _error = "";
   _done = "";
@@ -59,7 +72,7 @@ export class OpennvrApprovals extends LitElement {
   private async _answer(row: Approval, reply: string): Promise<void> {
     this._error = "";
     try {
-      await api.answer(this.hass, row.approval_id, reply);
+      await api.answer(this.hass, row.approval_id, reply, this.source);
       this._done = `${t("answered")}: ${reply}`;
       await this._load();
     } catch (err) {
@@ -67,16 +80,35 @@ export class OpennvrApprovals extends LitElement {
     }
   }
 
+  /** A click on a panel link stays in the page (the panel shows the place). */
+  private _follow(e: MouseEvent): void {
+    if (e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
+    const href = (e.currentTarget as HTMLAnchorElement).getAttribute("href") ?? "";
+    e.preventDefault();
+    const path = href.split("/").slice(2).join("/");
+    this.dispatchEvent(new CustomEvent("panel-navigate", { detail: { path: `/${path}` }, bubbles: true, composed: true }));
+  }
+
   render() {
     if (this._rows === null) return html`<div class="muted">…</div>`;
+    const rows = this.only ? this._rows.filter((r) => r.approval_id === this.only) : this._rows;
+    const none = this.only ? t("question_closed") : t("questions_none");
     return html`
       ${this._error ? html`<div class="error" role="alert">${this._error}</div>` : ""}
       ${this._done ? html`<div class="muted" role="status">${this._done}</div>` : ""}
-      ${this._rows.length === 0 ? html`<div class="muted">${t("questions_none")}</div>` : ""}
-      ${this._rows.map(
+      ${rows.length === 0 ? html`<div class="muted none">${none}</div>` : ""}
+      ${rows.map(
         (row) => html`
           <div class="card approval" data-approval=${row.approval_id}>
-            <div class="muted">${row.workflow_name}</div>
+            <div class="row muted">
+              <span class="grow">${row.workflow_name}</span>
+              ${this.questionHref && !this.only
+                ? html`<a class="open-question" href=${this.questionHref(row.approval_id)} @click=${this._follow}>${t("open_question")}</a>`
+                : nothing}
+              ${this.runHref && row.run_id
+                ? html`<a class="open-run" href=${this.runHref(row.run_id)} @click=${this._follow}>${t("open_run")}</a>`
+                : nothing}
+            </div>
             <h3>${row.message}</h3>
             ${row.picture ? html`<img src=${row.picture} alt="" loading="lazy" />` : ""}
             <div class="row replies">
@@ -88,7 +120,7 @@ export class OpennvrApprovals extends LitElement {
               )}
             </div>
             ${row.may_answer ? "" : html`<div class="muted">${t("may_not_answer")}</div>`}
-            <div class="muted">${t("asked")}: ${row.asked.join(", ")} · ${t("until")} ${when(row.expires_at)}</div>
+            <div class="muted">${t("asked")}: ${row.asked.join(", ")} · ${t("until")} ${when(this.hass, row.expires_at)}</div>
           </div>
         `,
       )}

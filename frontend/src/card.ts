@@ -32,7 +32,7 @@ class OpennvrApprovalsCard extends LitElement {
     if (!this.hass) return html``;
     return html`<div class="card">
       <h2>${this._config.title ?? t("card_title")}</h2>
-      <opennvr-approvals .hass=${this.hass}></opennvr-approvals>
+      <opennvr-approvals .hass=${this.hass} .source=${"card"}></opennvr-approvals>
     </div>`;
   }
 }

@@ -1,6 +1,8 @@
 // The YAML editor: CodeMirror 6 with YAML highlighting; as the text changes the validator
 // runs (debounced, through workflows/validate) and each problem is shown at its line and
 // column with its text, which says the fix. Save is refused while any problem is an error.
+// A new file whose name the folder already holds is not sent to be refused: the editor asks
+// whether to replace that workflow or to save a copy under a free name.
 import { LitElement, html, css, PropertyValues } from "lit";
 import { EditorState } from "@codemirror/state";
 import { EditorView, keymap, lineNumbers, highlightActiveLine } from "@codemirror/view";
@@ -20,6 +22,8 @@ export class OpennvrEditor extends LitElement {
     text: {},
     fileName: { attribute: false },
     existing: { type: Boolean },
+    taken: { attribute: false },
+    _conflict: { state: true },
     _problems: { state: true },
     _checked: { state: true },
     _error: { state: true },
@@ -29,6 +33,10 @@ export class OpennvrEditor extends LitElement {
   text = "";
   fileName = "";
   existing = false;
+  /** The workflow ids of the folder's files (a new file's name must not take one unasked). */
+  taken: string[] = [];
+  /** The workflow id a new file would replace, while the editor asks what to do. */
+  _conflict: string | null = null;
   _problems: Problem[] = [];
   _checked = false;
   _error = "";
@@ -153,13 +161,32 @@ export class OpennvrEditor extends LitElement {
 
   private async _save(): Promise<void> {
     if (!this._checked || this._errors) return;
+    const id = this.fileName ? workflowId(this.fileName) : null;
+    if (!this.existing && id && this.taken.includes(id)) {
+      this._conflict = id;
+      return;
+    }
+    await this._write(this.fileName, this.existing);
+  }
+
+  /** Save under a free name: the file name with "_copy" (and a number) after it. */
+  private async _saveCopy(): Promise<void> {
+    const base = workflowId(this.fileName || "workflow");
+    let name = `${base}_copy`;
+    for (let n = 2; this.taken.includes(name); n++) name = `${base}_copy_${n}`;
+    this.fileName = name;
+    await this._write(name, false);
+  }
+
+  private async _write(fileName: string, overwrite: boolean): Promise<void> {
+    this._conflict = null;
     this._saving = true;
     this._error = "";
     try {
       const saved = await api.save(this.hass, {
         yaml: this.value,
-        file_name: this.fileName || undefined,
-        overwrite: this.existing,
+        file_name: fileName || undefined,
+        overwrite,
       });
       this.dispatchEvent(new CustomEvent("saved", { detail: saved, bubbles: true, composed: true }));
     } catch (err) {
@@ -193,6 +220,16 @@ export class OpennvrEditor extends LitElement {
         <span class="grow"></span>
         <button class="primary save" ?disabled=${blocked} @click=${this._save}>${t("save")}</button>
       </div>
+      ${this._conflict
+        ? html`<div class="card conflict" role="alert">
+            <div>${t("file_taken")}: <b>${this._conflict}</b></div>
+            <div class="row">
+              <button class="replace-it" @click=${() => this._write(this.fileName, true)}>${t("replace_it")}</button>
+              <button class="primary copy-it" @click=${this._saveCopy}>${t("save_as_copy")}</button>
+              <button class="cancel" @click=${() => (this._conflict = null)}>${t("cancel")}</button>
+            </div>
+          </div>`
+        : ""}
       <p class="muted">${t("lands_in_test")}</p>
       <div class="cm"></div>
       ${this._error ? html`<div class="error" role="alert">${this._error}</div>` : ""}
@@ -208,6 +245,12 @@ export class OpennvrEditor extends LitElement {
       </ul>
     `;
   }
+}
+
+/** The workflow id a file name stands for (host/folder/files.py, workflow_id_for). */
+function workflowId(name: string): string {
+  const stem = /\.ya?ml$/i.test(name) ? name.replace(/\.ya?ml$/i, "") : name;
+  return stem.toLowerCase().replace(/[^a-z0-9_]+/g, "_").replace(/^_+|_+$/g, "") || "workflow";
 }
 
 if (!customElements.get("opennvr-workflow-editor")) customElements.define("opennvr-workflow-editor", OpennvrEditor);

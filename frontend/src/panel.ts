@@ -1,16 +1,20 @@
-// The Workflows panel: the list with state toggles, a workflow's runs as a timeline, a run's
-// steps as a vertical flow, versions with a diff and rollback, "Try on recent events", the
-// editor, the templates gallery and the questions waiting. Live through
+// The Workflows panel: the list with state toggles (and, for a workflow that does not run,
+// what to do first), a workflow's runs as a timeline, a run's steps in words as a vertical
+// flow, versions with a diff and rollback, "Try on recent events", the editor, the
+// templates gallery and the questions waiting. Each view has its URL under the panel's
+// (Home Assistant's route), so Back, bookmarks and shared links work. Live through
 // workflows/subscribe; every change goes through a command the server checks.
 import { LitElement, html, css, nothing } from "lit";
 import {
   api,
   errorText,
   Hass,
+  HeldBack,
   RunPage,
   RunRow,
   StepView,
   Template,
+  Todo,
   Tried,
   Version,
   WorkflowRow,
@@ -18,16 +22,91 @@ import {
 import "./approvals";
 import { diffLines } from "./diff";
 import "./editor";
-import { loadTexts, t } from "./texts";
-import { shared, when } from "./styles";
+import { has, loadTexts, t } from "./texts";
+import { shared } from "./styles";
+import {
+  duration,
+  fieldsOf,
+  humanize,
+  outcomeText,
+  percent,
+  roleName,
+  statusText,
+  stepTitle,
+  triggerText,
+  unsureText,
+  when,
+} from "./words";
 
+type Tab = "runs" | "versions" | "try";
 type View =
   | { name: "list" }
-  | { name: "workflow"; id: string; tab: "runs" | "versions" | "try" }
-  | { name: "run"; id: string; run: string }
-  | { name: "edit"; id: string | null; text: string; file: string }
+  | { name: "workflow"; id: string; tab: Tab }
+  | { name: "run"; run: string }
+  | { name: "edit"; id: string | null; text: string; file: string; back: string; taken: string[] }
   | { name: "templates" }
-  | { name: "questions" };
+  | { name: "questions" }
+  | { name: "question"; id: string }
+  | { name: "missing" };
+
+/** Where a view lives under the panel's URL (Home Assistant's route path). */
+type Place =
+  | { name: "list" | "templates" | "questions" | "new" | "missing" }
+  | { name: "workflow"; id: string; tab: Tab | "edit" }
+  | { name: "run"; run: string }
+  | { name: "question"; id: string }
+  | { name: "template"; template: string; as: "new" | "replace" | "copy" };
+
+/** A path segment: ids as they are where a URL allows (a question's id has a ":"). */
+const enc = (part: string) => encodeURIComponent(part).replace(/%3A/gi, ":");
+
+/** The route path of a place ("/workflow/parcel_at_door/versions"). */
+export function pathOf(p: Place): string {
+  switch (p.name) {
+    case "list":
+    case "missing":
+      return "";
+    case "templates":
+    case "questions":
+    case "new":
+      return `/${p.name}`;
+    case "workflow":
+      return `/workflow/${enc(p.id)}${p.tab === "runs" ? "" : `/${p.tab}`}`;
+    case "run":
+      return `/run/${enc(p.run)}`;
+    case "question":
+      return `/question/${enc(p.id)}`;
+    case "template":
+      return `/templates/${enc(p.template)}${p.as === "new" ? "" : `/${p.as}`}`;
+  }
+}
+
+/** The place a route path names. */
+export function placeOf(path: string): Place {
+  const parts = path
+    .split("?")[0]
+    .split("/")
+    .filter(Boolean)
+    .map((p) => {
+      try {
+        return decodeURIComponent(p);
+      } catch {
+        return p;
+      }
+    });
+  const [first, second, third] = parts;
+  if (!first) return { name: "list" };
+  if ((first === "templates" || first === "questions" || first === "new") && !second) return { name: first };
+  if (first === "workflow" && second) {
+    const tab = third ?? "runs";
+    if (tab === "runs" || tab === "versions" || tab === "try" || tab === "edit") return { name: "workflow", id: second, tab };
+  }
+  if (first === "run" && second && !third) return { name: "run", run: second };
+  if (first === "question" && second && !third) return { name: "question", id: second };
+  if (first === "templates" && second && (third === undefined || third === "replace" || third === "copy"))
+    return { name: "template", template: second, as: third ?? "new" };
+  return { name: "missing" };
+}
 
 const STATES = ["off", "test", "on"] as const;
 const PAGE = 25;
@@ -36,6 +115,7 @@ class OpennvrWorkflowsPanel extends LitElement {
   static properties = {
     hass: { attribute: false },
     narrow: { type: Boolean },
+    route: { attribute: false },
     _view: { state: true },
     _rows: { state: true },
     _admin: { state: true },
@@ -56,6 +136,8 @@ class OpennvrWorkflowsPanel extends LitElement {
   };
   hass!: Hass;
   narrow = false;
+  /** Home Assistant's route of the panel: its URL prefix and the path below it. */
+  route?: { prefix: string; path: string };
   _view: View = { name: "list" };
   _rows: WorkflowRow[] = [];
   _admin = false;
@@ -75,6 +157,8 @@ class OpennvrWorkflowsPanel extends LitElement {
   _templates: Template[] = [];
   _ready = false;
   private _unsub?: Promise<() => void>;
+  /** The route path the view shows (set as soon as it is asked for, before it loads). */
+  private _shown: string | null = null;
 
   static styles = [
     shared,
@@ -152,6 +236,44 @@ class OpennvrWorkflowsPanel extends LitElement {
       .timeline .card {
         cursor: pointer;
       }
+      a.card {
+        display: block;
+        color: inherit;
+        text-decoration: none;
+      }
+      .todos {
+        margin: 8px 0;
+      }
+      .todo summary {
+        cursor: pointer;
+        padding: 2px 0;
+      }
+      .todo summary::marker {
+        color: var(--warning-color, #ffa600);
+      }
+      .todo ul {
+        margin: 4px 0;
+      }
+      .fix {
+        color: var(--primary-color);
+      }
+      .step .reason {
+        margin: 4px 0;
+      }
+      .step figure {
+        margin: 8px 0;
+      }
+      .step img.evidence {
+        max-height: 360px;
+      }
+      dl.sent {
+        margin: 4px 0;
+      }
+      dl.sent dd {
+        margin-left: 12px;
+        white-space: pre-wrap;
+        word-break: break-word;
+      }
       @media (max-width: 600px) {
         main {
           padding: 8px;
@@ -183,13 +305,108 @@ class OpennvrWorkflowsPanel extends LitElement {
     this._ready = true;
     await this._loadList();
     this._unsub ??= api.subscribe(this.hass, (e) => void this._onUpdate(e));
+    await this._follow();
+  }
+
+  protected updated(changed: Map<string, unknown>): void {
+    if (changed.has("route") && this._ready) void this._follow();
+  }
+
+  /** The path below the panel's prefix the browser is at (Home Assistant's route, or the
+   * location itself before the route is handed over). */
+  private _path(): string {
+    if (this.route) return this.route.path;
+    const prefix = `/${location.pathname.split("/")[1] ?? ""}`;
+    return location.pathname.slice(prefix.length);
+  }
+
+  private _prefix(): string {
+    return this.route?.prefix ?? `/${location.pathname.split("/")[1] ?? ""}`;
+  }
+
+  /** Show the view of the URL the browser is at (a link, Back or Forward). */
+  private async _follow(): Promise<void> {
+    const path = this._path();
+    if (path === this._shown) return;
+    this._shown = path;
+    await this._open(placeOf(path));
+  }
+
+  /** Go to ``place``: a new history entry (``replace``: instead of the current one), the
+   * way Home Assistant's own pages navigate, then its view. */
+  private async _nav(place: Place, replace = false): Promise<void> {
+    const path = pathOf(place);
+    const url = `${this._prefix()}${path}`;
+    if (`${location.pathname}` !== url) {
+      if (replace) history.replaceState(history.state, "", url);
+      else history.pushState(null, "", url);
+      window.dispatchEvent(new CustomEvent("location-changed", { detail: { replace } }));
+    }
+    this._shown = path;
+    await this._open(place);
+  }
+
+  /** The view of a place, with what it needs loaded. */
+  private async _open(place: Place): Promise<void> {
+    switch (place.name) {
+      case "list":
+      case "templates":
+      case "questions":
+      case "missing":
+        return this._go({ name: place.name });
+      case "new":
+        return this._go({ name: "edit", id: null, text: NEW_WORKFLOW, file: "", back: "", taken: this._taken() });
+      case "run":
+        return this._go({ name: "run", run: place.run });
+      case "question":
+        return this._go({ name: "question", id: place.id });
+      case "workflow":
+        if (place.tab !== "edit") return this._go({ name: "workflow", id: place.id, tab: place.tab });
+        return this._guard(async () => {
+          const src = await api.source(this.hass, place.id);
+          await this._go({ name: "edit", id: src.workflow_id ?? place.id, text: src.yaml, file: src.file, back: pathOf({ name: "workflow", id: place.id, tab: "runs" }), taken: [] });
+        });
+      case "template":
+        return this._guard(async () => {
+          if (!this._templates.length) this._templates = (await api.templates(this.hass)).templates;
+          const tpl = this._templates.find((x) => x.template === place.template);
+          if (!tpl) return this._go({ name: "missing" });
+          const back = pathOf({ name: "templates" });
+          if (place.as === "replace")
+            return this._go({ name: "edit", id: tpl.template, text: tpl.yaml, file: tpl.template, back, taken: [] });
+          if (place.as === "copy")
+            return this._go({ name: "edit", id: null, text: renamed(tpl.yaml, t("copy_suffix")), file: tpl.copy_name ?? "", back, taken: this._taken() });
+          return this._go({ name: "edit", id: null, text: tpl.yaml, file: tpl.template, back, taken: this._taken() });
+        });
+    }
+  }
+
+  /** The file names (workflow ids) the folder holds: a new file may not take one unasked. */
+  private _taken(): string[] {
+    return this._rows.map((r) => r.workflow_id);
   }
 
   private async _onUpdate(e: { kind: string; workflow_id?: string; run_id?: string }): Promise<void> {
     const v = this._view;
     if (v.name === "list" || e.kind === "workflows" || e.kind === "workflow_state") await this._loadList();
-    if (v.name === "workflow" && v.tab === "runs" && e.workflow_id === v.id && e.kind.startsWith("run_")) await this._loadRuns(false);
+    if (v.name === "workflow" && v.tab === "runs" && e.workflow_id === v.id && (e.kind.startsWith("run_") || e.kind === "held_back"))
+      await this._loadRuns(false);
+    else if (v.name === "workflow" && e.kind === "held_back" && e.workflow_id === v.id) await this._loadList();
     if (v.name === "run" && e.run_id === v.run) await this._loadRun(v.run);
+  }
+
+  /** A link to a place of the panel: a real href (open in a new tab, copy the link), and
+   * a click that stays in the page. */
+  private _href(place: Place): string {
+    return `${this._prefix()}${pathOf(place)}`;
+  }
+
+  private _link(place: Place) {
+    return (e: MouseEvent) => {
+      if (e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
+      e.preventDefault();
+      void this._nav(place);
+    };
   }
 
   private async _guard(work: () => Promise<unknown>): Promise<void> {
@@ -223,6 +440,8 @@ class OpennvrWorkflowsPanel extends LitElement {
       this._runs = append ? [...this._runs, ...res.runs] : res.runs;
       this._more = res.more;
       this._decisions = res.decisions;
+      // The limit holding its events back now, as fresh as its runs.
+      if ("held_back" in res) this._rows = this._rows.map((r) => (r.workflow_id === v.id ? { ...r, held_back: res.held_back } : r));
     });
   }
 
@@ -230,6 +449,7 @@ class OpennvrWorkflowsPanel extends LitElement {
     await this._guard(async () => (this._run = await api.run(this.hass, run)));
   }
 
+  /** Show ``view`` and load what it needs (the URL is :meth:`_nav`'s). */
   private async _go(view: View): Promise<void> {
     this._view = view;
     this._error = "";
@@ -250,6 +470,14 @@ class OpennvrWorkflowsPanel extends LitElement {
     if (view.name === "templates") await this._guard(async () => (this._templates = (await api.templates(this.hass)).templates));
   }
 
+  /** Where the header's back arrow goes from ``v``. */
+  private _parent(v: View): Place {
+    if (v.name === "run" && this._run) return { name: "workflow", id: this._run.workflow_id, tab: "runs" };
+    if (v.name === "edit") return v.back ? placeOf(v.back) : { name: "list" };
+    if (v.name === "question") return { name: "questions" };
+    return { name: "list" };
+  }
+
   private _row(id: string): WorkflowRow | undefined {
     return this._rows.find((r) => r.workflow_id === id);
   }
@@ -265,14 +493,16 @@ class OpennvrWorkflowsPanel extends LitElement {
           ? html`<button class="menu" aria-label=${t("menu")} @click=${this._toggleMenu}>☰</button>`
           : nothing}
         ${v.name !== "list"
-          ? html`<button class="back" aria-label=${t("back")} @click=${() => this._go(this._parent(v))}>←</button>`
+          ? html`<button class="back" aria-label=${t("back")} @click=${() => this._nav(this._parent(v))}>←</button>`
           : nothing}
         <span class="grow">${t("title")}</span>
       </header>
       <main>
         ${this._error ? html`<div class="card error" role="alert">${this._error}</div>` : nothing}
         ${v.name === "list" || v.name === "questions" ? this._tabs(v.name) : nothing}
-        ${v.name === "list" ? this._list() : nothing} ${v.name === "questions" ? this._questions() : nothing}
+        ${v.name === "list" ? this._list() : nothing} ${v.name === "questions" ? this._questions(null) : nothing}
+        ${v.name === "question" ? this._questions(v.id) : nothing}
+        ${v.name === "missing" ? html`<p class="muted missing">${t("not_found")}</p>` : nothing}
         ${v.name === "workflow" ? this._workflow(v.id, v.tab) : nothing} ${v.name === "run" ? this._runView() : nothing}
         ${v.name === "edit" ? this._editor(v) : nothing} ${v.name === "templates" ? this._gallery() : nothing}
       </main>
@@ -284,26 +514,18 @@ class OpennvrWorkflowsPanel extends LitElement {
     this.dispatchEvent(new Event("hass-toggle-menu", { bubbles: true, composed: true }));
   }
 
-  private _parent(v: View): View {
-    if (v.name === "run") return { name: "workflow", id: v.id, tab: "runs" };
-    if (v.name === "edit" && v.id) return { name: "workflow", id: v.id, tab: "runs" };
-    return { name: "list" };
-  }
-
   private _tabs(current: string) {
     return html`<div class="row tabs">
-      <button class=${current === "list" ? "on tab-workflows" : "tab-workflows"} @click=${() => this._go({ name: "list" })}>
+      <button class=${current === "list" ? "on tab-workflows" : "tab-workflows"} @click=${() => this._nav({ name: "list" })}>
         ${t("tab_workflows")}
       </button>
-      <button class=${current === "questions" ? "on tab-questions" : "tab-questions"} @click=${() => this._go({ name: "questions" })}>
+      <button class=${current === "questions" ? "on tab-questions" : "tab-questions"} @click=${() => this._nav({ name: "questions" })}>
         ${t("tab_questions")}
       </button>
       <span class="grow"></span>
       ${this._admin
-        ? html`<button class="templates" @click=${() => this._go({ name: "templates" })}>${t("templates")}</button>
-            <button class="primary new" @click=${() => this._go({ name: "edit", id: null, text: NEW_WORKFLOW, file: "" })}>
-              ${t("new")}
-            </button>`
+        ? html`<button class="templates" @click=${() => this._nav({ name: "templates" })}>${t("templates")}</button>
+            <button class="primary new" @click=${() => this._nav({ name: "new" })}>${t("new")}</button>`
         : nothing}
     </div>`;
   }
@@ -311,29 +533,65 @@ class OpennvrWorkflowsPanel extends LitElement {
   private _list() {
     return html`${this._admin ? nothing : html`<p class="muted">${t("read_only")}</p>`}
       ${this._rows.map((r) => {
-        const needs = r.state === "needs_attention" || r.state === "invalid";
+        const place: Place = { name: "workflow", id: r.workflow_id, tab: "runs" };
         return html`<div class="card workflow" data-workflow=${r.workflow_id}>
           <div class="row">
             <div class="grow">
-              <a href="#" class="name" @click=${(e: Event) => (e.preventDefault(), this._go({ name: "workflow", id: r.workflow_id, tab: "runs" }))}
-                ><h3>${r.name}</h3></a
-              >
+              <a href=${this._href(place)} class="name" @click=${this._link(place)}><h3>${r.name}</h3></a>
               ${r.description ? html`<div class="muted hide-narrow">${r.description}</div>` : nothing}
             </div>
-            ${r.state === "invalid" ? nothing : this._stateToggle(r)}
+            ${r.state === "invalid" ? html`<span class="chip">${t("state_invalid")}</span>` : this._stateToggle(r)}
           </div>
-          ${needs
-            ? html`<div class="attention" role="alert">
-                ${t(r.state === "invalid" ? "state_invalid" : "state_needs_attention")}:
-                ${r.reason ?? r.problems.map((p) => `${t("line")} ${p.line}: ${p.message}`).join("; ")}
-              </div>`
-            : nothing}
+          ${r.todos.length ? this._todos(r) : nothing} ${r.held_back ? this._held(r.held_back) : nothing}
           <div class="row muted">
-            <span>${t("last_run")}: ${r.last_run ? html`${r.last_run.decision ?? r.last_run.status}${r.last_run.test ? html` <span class="chip test">${t("state_test")}</span>` : nothing} · ${when(r.last_run.started_at)}` : t("no_runs")}</span>
-            ${r.accuracy ? html`<span>· ${t("accuracy")}: ${r.accuracy.right}/${r.accuracy.total}</span>` : nothing}
+            <span>${t("last_run")}: ${r.last_run ? html`${decided(r.last_run.decision) ?? statusText(r.last_run.status)}${r.last_run.test ? html` <span class="chip test">${t("state_test")}</span>` : nothing} · ${when(this.hass, r.last_run.started_at)}` : t("no_runs")}</span>
+            ${r.accuracy ? html`<span class="accuracy">· ${this._accuracy(r.accuracy)}</span>` : nothing}
           </div>
         </div>`;
       })}`;
+  }
+
+  /** The marked accuracy as the trust rule reads it: the lower bound of its interval,
+   * said as "at least", with how many runs were marked. */
+  private _accuracy(a: NonNullable<WorkflowRow["accuracy"]>): string {
+    const marked = `${a.total} ${t(a.total === 1 ? "run_marked" : "runs_marked")}, ${a.right} ${t("marked_right_count")}`;
+    return `${t("accuracy")}: ${t("at_least")} ${percent(this.hass, a.lower_bound)} (${marked})`;
+  }
+
+  /** What to do before the workflow runs: one line each, the validator's words one click
+   * away. */
+  private _todos(r: WorkflowRow) {
+    const head = r.state === "needs_attention" ? t("state_needs_attention") : t("todo_title");
+    return html`<div class="todos" role="list" aria-label=${head}>
+      <div class="muted">${head}:</div>
+      ${r.todos.map((todo) => this._todo(r, todo))}
+    </div>`;
+  }
+
+  private _todo(r: WorkflowRow, todo: Todo) {
+    const subject = todo.subject ? (todo.kind === "camera_role" ? roleName(todo.subject) : todo.subject) : "";
+    const options = todo.where === "options" && this._admin;
+    const file: Place = { name: "workflow", id: r.workflow_id, tab: "edit" };
+    return html`<details class="todo" role="listitem" data-kind=${todo.kind}>
+      <summary>
+        <span class="todo-text">${t(`todo_${todo.kind}`)}${subject ? html` <b>${subject}</b>` : nothing}</span>
+      </summary>
+      <ul class="muted">
+        ${todo.details.map((d) => html`<li>${d.line ? `${t("line")} ${d.line}: ` : ""}${d.message}</li>`)}
+      </ul>
+      ${options ? html`<a class="fix" href="/config/integrations/integration/opennvr_workflows">${t("open_options")}</a>` : nothing}
+      ${todo.where === "file" && this._admin ? html`<a class="fix" href=${this._href(file)} @click=${this._link(file)}>${t("open_file")}</a>` : nothing}
+    </details>`;
+  }
+
+  /** Why no run starts now: the limit holding its events back, until when, and the run
+   * still going that they joined. */
+  private _held(held: HeldBack) {
+    const run: Place | null = held.run_id ? { name: "run", run: held.run_id } : null;
+    return html`<div class="held warning" role="status">
+      ${has(`held_${held.limit}`) ? t(`held_${held.limit}`) : `${t("held_limit")}: ${humanize(held.limit)}`}${held.test ? ` (${t("held_test")})` : ""}${held.until ? ` · ${t("until")} ${when(this.hass, held.until)}` : ""}
+      ${run ? html`· <a href=${this._href(run)} @click=${this._link(run)}>${t("open_run")}</a>` : nothing}
+    </div>`;
   }
 
   private _stateToggle(r: WorkflowRow) {
@@ -352,35 +610,28 @@ class OpennvrWorkflowsPanel extends LitElement {
     </div>`;
   }
 
-  private _workflow(id: string, tab: "runs" | "versions" | "try") {
+  private _workflow(id: string, tab: Tab) {
     const r = this._row(id);
-    const go = (tab: "runs" | "versions" | "try") => this._go({ name: "workflow", id, tab });
+    const go = (tab: Tab) => this._nav({ name: "workflow", id, tab });
     return html`<div class="row">
         <h2 class="grow">${r?.name ?? id}</h2>
         ${r && r.state !== "invalid" ? this._stateToggle(r) : nothing}
       </div>
-      ${r?.reason ? html`<div class="attention">${t("state_needs_attention")}: ${r.reason}</div>` : nothing}
+      ${r?.todos.length ? this._todos(r) : nothing} ${r?.held_back ? this._held(r.held_back) : nothing}
       <div class="row tabs">
-        <button class=${tab === "runs" ? "on" : ""} @click=${() => go("runs")}>${t("runs")}</button>
+        <button class=${tab === "runs" ? "on tab-runs" : "tab-runs"} @click=${() => go("runs")}>${t("runs")}</button>
         <button class=${tab === "versions" ? "on tab-versions" : "tab-versions"} @click=${() => go("versions")}>${t("versions")}</button>
         ${this._admin ? html`<button class=${tab === "try" ? "on tab-try" : "tab-try"} @click=${() => go("try")}>${t("try")}</button>` : nothing}
         <span class="grow"></span>
         ${this._admin
-          ? html`<button class="edit" @click=${() => this._edit(id)}>${t("edit")}</button>`
+          ? html`<button class="edit" @click=${() => this._nav({ name: "workflow", id, tab: "edit" })}>${t("edit")}</button>`
           : nothing}
       </div>
-      ${tab === "runs" ? this._timeline(id) : nothing} ${tab === "versions" ? this._versionsView(id) : nothing}
+      ${tab === "runs" ? this._timeline() : nothing} ${tab === "versions" ? this._versionsView(id) : nothing}
       ${tab === "try" ? this._tryView(id) : nothing}`;
   }
 
-  private async _edit(id: string): Promise<void> {
-    await this._guard(async () => {
-      const src = await api.source(this.hass, id);
-      await this._go({ name: "edit", id, text: src.yaml, file: src.file });
-    });
-  }
-
-  private _timeline(id: string) {
+  private _timeline() {
     return html`<div class="row">
         <select
           class="decision"
@@ -398,17 +649,19 @@ class OpennvrWorkflowsPanel extends LitElement {
       </div>
       <div class="timeline flow">
         ${this._runs.length === 0 ? html`<p class="muted">${t("no_runs")}</p>` : nothing}
-        ${this._runs.map(
-          (run) => html`<div class="card step run ${run.status}" data-run=${run.run_id} @click=${() => this._go({ name: "run", id, run: run.run_id })}>
+        ${this._runs.map((run) => {
+          const place: Place = { name: "run", run: run.run_id };
+          const took = run.ended_at ? duration(this.hass, (run.ended_at - run.started_at) * 1000) : "";
+          return html`<a class="card step run ${run.status}" data-run=${run.run_id} href=${this._href(place)} @click=${this._link(place)}>
             <div class="row">
-              <b class="grow">${run.decision ?? run.status}</b>
+              <b class="grow">${decided(run.decision) ?? statusText(run.status)}</b>
               ${run.test ? html`<span class="chip test">${t("state_test")}</span>` : nothing}
-              <span class="chip">${run.status}</span>
+              <span class="chip">${statusText(run.status)}</span>
             </div>
-            <div class="muted">${when(run.started_at)} · ${run.steps} ${t("steps")}</div>
+            <div class="muted">${when(this.hass, run.started_at)}${took ? ` · ${took}` : ""} · ${run.steps} ${t(run.steps === 1 ? "step" : "steps")}</div>
             ${run.error ? html`<div class="error">${run.error}</div>` : nothing}
-          </div>`,
-        )}
+          </a>`;
+        })}
       </div>
       ${this._more ? html`<button class="more" @click=${() => this._loadRuns(true)}>${t("more")}</button>` : nothing}`;
   }
@@ -418,12 +671,23 @@ class OpennvrWorkflowsPanel extends LitElement {
     if (!run) return html`<p class="muted">…</p>`;
     // The stored mark (the page reloads after marking, and when anyone marks the run).
     const marked = run.mark?.right;
-    return html`<div class="card">
+    const took = run.ended_at ? duration(this.hass, (run.ended_at - run.started_at) * 1000) : "";
+    // The picture the model saw goes with the step that looked; a question's picture with
+    // the question; any other (a run without such a step) above the steps.
+    const looked = run.steps.find((s) => s.kind === "ai");
+    const asked = run.steps.find((s) => s.kind === "ask_person");
+    const placed = (kind: string) => (kind === "frame" ? looked : asked);
+    const loose = run.evidence.filter((e) => !placed(e.kind));
+    const workflow = this._row(run.workflow_id);
+    return html`<div class="card summary">
+        ${workflow ? html`<div class="muted">${workflow.name}</div>` : nothing}
         <div class="row">
-          <h2 class="grow">${run.outcome ?? run.status}</h2>
+          <h2 class="grow">${run.outcome && run.outcome !== "done" ? run.outcome : statusText(run.status)}</h2>
           ${run.test ? html`<span class="chip test">${t("state_test")}</span>` : nothing}
         </div>
-        <div class="muted">${when(run.started_at)} · ${String(run.trigger.kind ?? "")} ${String(run.trigger.camera_role ?? "")}</div>
+        <div class="muted when">
+          ${triggerText(run.trigger) ? html`${t("started_by")} ${triggerText(run.trigger)} · ` : nothing}${when(this.hass, run.started_at)}${took ? html` · ${t("took")} ${took}` : nothing}
+        </div>
         ${run.error ? html`<div class="error">${run.error}</div>` : nothing}
         <div class="row marks">
           ${this._mayMark
@@ -435,39 +699,63 @@ class OpennvrWorkflowsPanel extends LitElement {
             : nothing}
         </div>
       </div>
-      ${run.evidence.map((e) => html`<div class="card"><img class="evidence" src=${e.url} alt=${e.camera} /></div>`)}
-      <h3>${t("steps")}</h3>
-      <div class="flow steps">${run.steps.map((s) => this._step(s, run))}</div>
-      ${run.approvals.length
-        ? html`<h3>${t("tab_questions")}</h3>
-            ${run.approvals.map((a) => html`<div class="card">${a.message} → <b>${a.reply ?? a.status}</b> ${a.answered_by ?? ""}</div>`)}`
-        : nothing}`;
+      ${loose.map((e) => html`<div class="card"><img class="evidence" src=${e.url} alt=${e.camera} /></div>`)}
+      <h3>${t("steps_title")}</h3>
+      <div class="flow steps">
+        ${run.steps.map((s) =>
+          this._step(
+            s,
+            run,
+            run.evidence.filter((e) => placed(e.kind) === s),
+          ),
+        )}
+      </div>`;
   }
 
-  private _step(s: StepView, run: RunPage) {
+  private _step(s: StepView, run: RunPage, pictures: RunPage["evidence"]) {
     const calls = run.tool_calls.filter((c) => c.step_path === s.path);
     const lane = s.path.split(".").slice(1).filter((p) => !/^\d+$/.test(p));
+    const outcome = outcomeText(s);
+    const took = s.ms ?? (s.started_at && s.ended_at ? (s.ended_at - s.started_at) * 1000 : null);
+    const question = run.approvals.find((a) => a.step_path === s.path);
+    const sent = fieldsOf(s.request);
+    // What the confidence rests on, when it is a shortfall ("evidence: the input is missing").
+    const gap = /^(?:evidence|agreement): (.+)$/.exec(s.confidence_source ?? "")?.[1] ?? "";
     return html`<div class="card step ${s.status}" data-path=${s.path}>
-      ${lane.length ? html`<div class="lane">${lane.join(" › ")}</div>` : nothing}
+      ${lane.length ? html`<div class="lane">${t("branch")}: ${lane.map((p) => (p === "unsure" ? t("outcome_unsure") : p)).join(" › ")}</div>` : nothing}
       <div class="row">
-        <b class="grow">${s.kind}</b>
-        ${s.status === "would_have" ? html`<span class="chip test">${t("would_have")}</span>` : html`<span class="chip">${s.status}</span>`}
+        <b class="grow title">${stepTitle(s)}</b>
+        ${s.status === "would_have" ? html`<span class="chip test">${t("would_have")}</span>` : html`<span class="chip">${statusText(s.status)}</span>`}
       </div>
-      ${s.outcome ? html`<div>→ <b>${s.outcome}</b></div>` : nothing} ${s.reason ? html`<div>${s.reason}</div>` : nothing}
-      <div class="row muted">
-        ${s.confidence != null ? html`<span>${t("confidence")}: ${Math.round(s.confidence * 100)}% ${s.confidence_source ?? ""}</span>` : nothing}
-        ${s.unsure_reason ? html`<span>${t("unsure_reason")}: ${s.unsure_reason}</span>` : nothing}
-        ${s.model ? html`<span>${t("model")}: ${s.model}</span>` : nothing} ${s.ms != null ? html`<span>${s.ms} ms</span>` : nothing}
+      ${question ? html`<div class="question">“${question.message}”</div>` : nothing}
+      ${outcome ? html`<div class="outcome">${t(s.kind === "ask_person" ? "reply" : s.kind === "if" ? "result" : "decision")}: <b>${outcome}</b>${question?.answered_by ? html` · ${question.answered_by}` : nothing}</div>` : nothing}
+      ${s.reason ? html`<div class="reason">${s.reason}</div>` : nothing}
+      ${pictures.map((e) => html`<figure><img class="evidence" src=${e.url} alt=${t(e.kind === "frame" ? "picture_seen" : "picture_shown")} /><figcaption class="muted">${t(e.kind === "frame" ? "picture_seen" : "picture_shown")}</figcaption></figure>`)}
+      ${sent.length
+        ? html`<dl class="sent">
+            <dt class="muted">${t(s.status === "would_have" ? "would_have_sent" : "sent")}</dt>
+            ${sent.map((f) => html`<dd>${f.label ? html`<span class="muted">${f.label}:</span> ` : nothing}${f.text}</dd>`)}
+          </dl>`
+        : nothing}
+      <div class="row muted facts">
+        ${s.confidence != null ? html`<span>${t("confidence")}: ${percent(this.hass, s.confidence)}</span>` : nothing}
+        ${s.unsure_reason ? html`<span class="unsure">${t("unsure_reason")}: ${unsureText(s.unsure_reason)}${gap ? ` (${gap})` : ""}</span>` : nothing}
+        ${s.model ? html`<span>${t("model")}: ${s.model}</span>` : nothing}
+        ${took != null ? html`<span class="took">${t("took")} ${duration(this.hass, took)}</span>` : nothing}
+        ${s.started_at ? html`<span>${when(this.hass, s.started_at)}</span>` : nothing}
       </div>
-      ${s.request ? html`<pre>${JSON.stringify(s.request, null, 2)}</pre>` : nothing}
       ${calls.length
         ? html`<details>
             <summary>${t("tool_calls")} (${calls.length})</summary>
             ${calls.map(
-              (c) => html`<div>
-                <b>${c.name}</b> <span class="muted">${c.kind} · ${c.status} · ${c.ms} ms${c.tokens_in != null ? ` · ${t("tokens")} ${c.tokens_in}/${c.tokens_out ?? 0}` : ""}</span>
-                ${c.args != null ? html`<pre>${JSON.stringify(c.args, null, 2)}</pre>` : nothing}
-                ${c.result != null ? html`<pre>${typeof c.result === "string" ? c.result : JSON.stringify(c.result, null, 2)}</pre>` : nothing}
+              (c) => html`<div class="call">
+                <b>${c.name}</b>
+                <span class="muted">${statusText(c.status)} · ${duration(this.hass, c.ms)}${c.tokens_in != null ? ` · ${t("tokens")} ${c.tokens_in}/${c.tokens_out ?? 0}` : ""}</span>
+                ${fieldsOf(c.args).map((f) => html`<div>${f.label ? html`<span class="muted">${f.label}:</span> ` : nothing}${f.text}</div>`)}
+                ${c.result != null
+                  ? html`<div class="muted">${t("answer")}:</div>
+                      ${fieldsOf(parsed(c.result)).map((f) => html`<div class="answer">${f.label ? html`<span class="muted">${f.label}:</span> ` : nothing}${f.text}</div>`)}`
+                  : nothing}
               </div>`,
             )}
           </details>`
@@ -488,7 +776,7 @@ class OpennvrWorkflowsPanel extends LitElement {
     return html`${this._versions.map(
         (v) => html`<div class="card version" data-version=${v.version}>
           <div class="row">
-            <span class="grow"><b>${v.version.slice(0, 10)}</b> · ${when(v.created_at)} · ${v.runs} ${t("runs")}</span>
+            <span class="grow"><b>${v.version.slice(0, 10)}</b> · ${when(this.hass, v.created_at)} · ${v.runs} ${t("runs")}</span>
             ${v.current
               ? html`<span class="chip">${t("current")}</span>`
               : html`<button class="compare" @click=${() => (this._compare = v.version)}>${t("diff")}</button>
@@ -525,11 +813,11 @@ class OpennvrWorkflowsPanel extends LitElement {
               (e) => html`<div class="card tried">
                 <div class="row">
                   <b class="grow">${e.decision ?? "?"}</b>
-                  ${e.confidence != null ? html`<span class="muted">${Math.round(e.confidence * 100)}%</span>` : nothing}
+                  ${e.confidence != null ? html`<span class="muted">${percent(this.hass, e.confidence)}</span>` : nothing}
                 </div>
                 <div>${e.reason ?? ""}</div>
                 <div class="muted">${e.event.label ?? ""} · ${e.event.camera ?? ""} · ${e.event.time}</div>
-                <div class="flow">${e.trace.map((s) => html`<div class="step ${s.status}">${s.kind} → ${s.outcome ?? s.status}</div>`)}</div>
+                <div class="flow">${e.trace.map((s) => html`<div class="step ${s.status}">${stepTitle(s)}: ${outcomeText(s) ?? statusText(s.status)}</div>`)}</div>
               </div>`,
             )}`
         : nothing}`;
@@ -541,37 +829,73 @@ class OpennvrWorkflowsPanel extends LitElement {
     this._trying = false;
   }
 
-  private _editor(v: { id: string | null; text: string; file: string }) {
+  private _editor(v: Extract<View, { name: "edit" }>) {
     return html`<opennvr-workflow-editor
       .hass=${this.hass}
       .text=${v.text}
       .fileName=${v.file}
+      .taken=${v.taken}
       ?existing=${v.id !== null}
-      @saved=${(e: CustomEvent<{ workflow_id: string }>) => this._go({ name: "workflow", id: e.detail.workflow_id, tab: "runs" })}
+      @saved=${(e: CustomEvent<{ workflow_id: string }>) => this._nav({ name: "workflow", id: e.detail.workflow_id, tab: "runs" }, true)}
     ></opennvr-workflow-editor>`;
   }
 
   private _gallery() {
     return html`${this._templates.map(
       (tpl) => html`<div class="card template" data-template=${tpl.template}>
-        <h3>${tpl.name}</h3>
+        <div class="row">
+          <h3 class="grow">${tpl.name}</h3>
+          ${tpl.installed ? html`<span class="chip installed">${t("installed")}</span>` : nothing}
+        </div>
         ${tpl.description ? html`<div class="muted">${tpl.description}</div>` : nothing}
         <div>${t("needs")}: ${tpl.needs.join(", ") || "–"}</div>
         ${tpl.ready
           ? html`<div class="muted">${t("ready")}</div>`
           : html`<div class="warning">${t("missing")}: ${tpl.missing.map((p) => p.message).join("; ")}</div>`}
         <div class="row">
-          <button class="primary" @click=${() => this._go({ name: "edit", id: null, text: tpl.yaml, file: tpl.template })}>
-            ${t("use_template")}
-          </button>
+          ${tpl.installed
+            ? html`<button class="open-installed" @click=${() => this._nav({ name: "workflow", id: tpl.template, tab: "runs" })}>${t("open_installed")}</button>
+                <button class="replace" @click=${() => this._nav({ name: "template", template: tpl.template, as: "replace" })}>${t("replace_installed")}</button>
+                ${tpl.copy_name
+                  ? html`<button class="primary copy" @click=${() => this._nav({ name: "template", template: tpl.template, as: "copy" })}>${t("save_copy")}</button>`
+                  : nothing}`
+            : html`<button class="primary use" @click=${() => this._nav({ name: "template", template: tpl.template, as: "new" })}>${t("use_template")}</button>`}
         </div>
       </div>`,
     )}`;
   }
 
-  private _questions() {
-    return html`<opennvr-approvals .hass=${this.hass}></opennvr-approvals>`;
+  private _questions(only: string | null) {
+    return html`<opennvr-approvals
+      .hass=${this.hass}
+      .only=${only}
+      .runHref=${(run: string) => this._href({ name: "run", run })}
+      .questionHref=${(id: string) => this._href({ name: "question", id })}
+      @panel-navigate=${(e: CustomEvent<{ path: string }>) => this._nav(placeOf(e.detail.path))}
+    ></opennvr-approvals>`;
   }
+}
+
+/** A run's decision worth saying (an action's plain "done" is said by its status). */
+function decided(decision: string | null): string | null {
+  return decision && decision !== "done" ? decision : null;
+}
+
+/** A model's or tool's answer as data when it is JSON text (its fields are then shown one a
+ * line, in words), else as it is. */
+function parsed(result: unknown): unknown {
+  if (typeof result !== "string" || !/^\s*[[{]/.test(result)) return result;
+  try {
+    return JSON.parse(result);
+  } catch {
+    return result;
+  }
+}
+
+/** The YAML of a template with `suffix` after its name (a copy is told apart from the
+ * installed one in the list). */
+function renamed(yaml: string, suffix: string): string {
+  return yaml.replace(/^name:[ \t]*(["']?)(.*?)\1[ \t]*$/m, (_m, q: string, name: string) => `name: ${q}${name} (${suffix})${q}`);
 }
 
 const NEW_WORKFLOW = `contract: workflow.v1

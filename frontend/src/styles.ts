@@ -103,7 +103,3 @@ export const shared = css`
     padding: 6px;
   }
 `;
-
-export function when(ts: number | null | undefined): string {
-  return ts ? new Date(ts * 1000).toLocaleString() : "";
-}

@@ -21,3 +21,8 @@ export async function loadTexts(hass: Hass): Promise<void> {
 export function t(key: string): string {
   return loaded[`component.${DOMAIN}.exceptions.panel_${key}.message`] ?? key;
 }
+
+/** Whether the translations have a text for ``key`` (without its "panel_" prefix). */
+export function has(key: string): boolean {
+  return `component.${DOMAIN}.exceptions.panel_${key}.message` in loaded;
+}

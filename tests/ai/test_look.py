@@ -22,6 +22,9 @@ from custom_components.opennvr_workflows.ai import (
     decision_spec,
     run_ai_step,
 )
+from custom_components.opennvr_workflows.ai.result import reason_or_decision
+from custom_components.opennvr_workflows.host.model.actions import decision_response
+from custom_components.opennvr_workflows.host.model.port import to_engine_result
 from custom_components.opennvr_workflows.workflow.model import AIStep, LookSpec, Rule
 from tests.ai.conftest import MODEL
 from tests.ai.fake_nvr import FakeNvr
@@ -107,6 +110,23 @@ async def test_look_returns_the_sdk_decision_with_store_ready_trace(
         "confidence": 1.0,
         "company": "dhl",
     }
+
+
+async def test_an_empty_reason_reads_as_the_decisions_words(
+    fake: FakeOllama, make_context: Ctx
+) -> None:
+    """Issue 23, item 19: a model that decides without a reason leaves no empty notification
+    body: the reason shown and sent is the decision in words; its own stays empty."""
+    fake.script(answer("delivery", reason=""))
+    result = await decide(look(), make_context(values={"plate": "KA01AB1234"}))
+    assert result.decision.reason == ""
+    assert result.reason == "Decided: delivery"
+    assert result.values()["reason"] == "Decided: delivery"
+    assert to_engine_result(result).reason == "Decided: delivery"
+    assert decision_response(result)["reason"] == "Decided: delivery"
+    assert reason_or_decision(" ", "no_parcel") == "Decided: no parcel"
+    assert reason_or_decision("", "unsure", "no_rule") == "Not sure (no rule)"
+    assert reason_or_decision("A parcel.", "parcel") == "A parcel."
 
 
 async def test_output_is_constrained_to_the_steps_schema(

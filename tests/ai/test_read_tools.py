@@ -143,7 +143,7 @@ async def test_guard_counts_an_error_string_as_a_failed_call(
         ("describe_camera", "failed", "ERROR: stream lost")
     ]
     assert investigate_gap(out.trace, ["describe_camera"]) == (  # type: ignore[union-attr]
-        "needed tool(s) failed: describe_camera"
+        "a needed tool failed: describe_camera"
     )
 
 

@@ -1,6 +1,8 @@
 """What a newcomer meets on the demo, in Chromium: the demo model server beside the demo NVR
-answers a Look with what the demo camera really shows and says why in words, and an
-automation made in the UI loads (the develop configuration includes ``automations.yaml``).
+answers a Look with what the demo camera really shows and says why in words, a workflow's
+Look reads back in the Workflows panel as its run in words with the picture the model saw,
+and an automation made in the UI loads (the develop configuration includes
+``automations.yaml``).
 
 Self-sufficient: the site is added here when test_01 did not run first; this module points
 it at the demo model (``python -m tests.fakes.demo_model``, as ``scripts/develop`` starts
@@ -11,6 +13,7 @@ the end.
 from __future__ import annotations
 
 import json
+import re
 import sys
 import urllib.request
 from collections.abc import Iterator
@@ -19,9 +22,16 @@ from typing import Any, Final
 import pytest
 from playwright.sync_api import BrowserContext, Page, expect
 
-from tests.browser.frontend import Screenshots, assert_translated, visible_text
+from tests.browser.frontend import (
+    Screenshots,
+    assert_translated,
+    open_options,
+    submit,
+    visible_text,
+)
 from tests.browser.services import Process, Stack, free_port, wait_http
-from tests.browser.test_01_add_integration import DOMAIN
+from tests.browser.test_01_add_integration import DOMAIN, close
+from tests.browser.test_02_options import MENU
 from tests.browser.test_read_only_user import add_the_site, wait_for
 from tests.fakes.demo_model import DEMO_MODEL, REASONS
 
@@ -154,6 +164,92 @@ def test_a_look_on_the_demo_says_what_the_camera_shows_and_why(
     assert "decision\n:\nparcel" in parcel, parcel
     assert REASONS["parcel"] in parcel.replace("\n", " "), parcel
     assert_translated(owner, "the look's response")
+
+
+LOOK_WORKFLOW: Final = """contract: workflow.v1
+name: Newcomer, a look at the door
+state: test
+needs: [vision_model]
+when:
+  button: {}
+then:
+  - ai:
+      mode: look
+      camera: front_door
+      prompt: Has a parcel or package been left on the doorstep?
+      input: picture
+      decision: [parcel, no_parcel]
+      parcel: [ log: "Parcel: {reason}" ]
+      no_parcel: [ log: "No parcel: {reason}" ]
+      unsure: [ log: "Not sure" ]
+"""
+
+
+def test_a_workflows_look_reads_in_words_with_the_picture_the_model_saw(
+    owner: Page, stack: Stack, shot: Screenshots
+) -> None:
+    """The run's page says what the model decided and why, beside the picture it saw, in
+    words and the user's locale (as Home Assistant's own trace view does)."""
+    page = owner
+    page.goto(f"{stack.ha.url}/opennvr-workflows")
+    expect(page.locator("opennvr-workflows-panel")).to_be_attached()
+    call = "(m) => document.querySelector('home-assistant').hass.callWS(m)"
+    saved = page.evaluate(
+        call,
+        {"type": f"{DOMAIN}/workflows/save", "yaml": LOOK_WORKFLOW, "file_name": "newcomer_look"},
+    )
+    started = stack.ha.request(
+        "POST",
+        f"/api/services/{DOMAIN}/run_workflow?return_response",
+        {"workflow": saved["workflow_id"]},
+    )
+    (run_id,) = started["service_response"]["run_ids"]
+
+    def done() -> dict[str, Any] | None:
+        run = page.evaluate(call, {"type": f"{DOMAIN}/workflows/run", "run_id": run_id})
+        return run if run["status"] == "done" else None
+
+    run = wait_for("the Look's run did not end", done, timeout=60)
+    assert any(e["kind"] == "frame" for e in run["evidence"]), run
+    page.goto(f"{stack.ha.url}/opennvr-workflows/run/{run_id}")
+    look = page.locator('.step[data-path="then.0"]')
+    expect(look.locator(".title")).to_have_text("Asked the model")
+    expect(look.locator(".outcome")).to_have_text(re.compile(r"Decision: (parcel|no_parcel)"))
+    expect(look.locator(".reason")).to_have_text(re.compile(r"\w+ \w+"))
+    picture = look.locator("img.evidence")
+    expect(picture).to_be_visible()
+    assert picture.evaluate("img => img.complete && img.naturalWidth > 0"), picture.get_attribute(
+        "src"
+    )
+    expect(look.locator("figcaption")).to_have_text("The picture the model saw")
+    text = assert_translated(page.locator("opennvr-workflows-panel"), "a Look's run")
+    for token in ("would_have", "pending", '{"', "→"):
+        assert token not in text, (token, text)
+    shot(page, "look-run-in-words")
+    page.evaluate(
+        call,
+        {"type": f"{DOMAIN}/workflows/set_state", "workflow": saved["workflow_id"], "state": "off"},
+    )
+
+
+def test_the_measure_page_says_what_to_do_for_a_model_never_measured(
+    owner: Page, stack: Stack, shot: Screenshots
+) -> None:
+    """The demo model is not measured: the options' Measure page says so and what to do,
+    never "- of - right, interval - to -"."""
+    page = owner
+    dialog = open_options(page, stack.ha.url, DOMAIN)
+    dialog.get_by_text(MENU["ollama"], exact=True).click()
+    expect(dialog.get_by_role("textbox", name=re.compile("Ollama URL"))).to_be_visible()
+    submit(dialog)
+    expect(dialog.get_by_text("Models", exact=True)).to_be_visible()
+    submit(dialog)
+    expect(dialog.get_by_text("Measure the model", exact=True)).to_be_visible()
+    text = " ".join(assert_translated(dialog, "the Measure page").split())
+    shot(page, "measure-page")
+    assert f"{DEMO_MODEL} has not been measured yet: turn on Measure the model now" in text
+    assert not re.search(r"(^| )- (of|to) -", text), text
+    close(page, dialog, options=True)
 
 
 def test_an_automation_made_in_the_ui_loads(owner: Page, stack: Stack, shot: Screenshots) -> None:

@@ -3,12 +3,15 @@ whatever its state and outside its limits, paid from its own AI allowance."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 import sqlite3
 from collections.abc import Callable
 
 import pytest
 
 from custom_components.opennvr_workflows.engine import (
+    AiResult,
     Allowance,
     UnknownWorkflowError,
 )
@@ -105,25 +108,93 @@ async def test_a_trial_spends_its_own_allowance_not_the_hourly_one(
     assert engine.limiter("yard").ai_remaining(clock.now().timestamp()) == 5
 
 
-async def test_a_trial_that_waits_comes_back_waiting(
-    make_engine: EngineFactory, clock: ManualClock
-) -> None:
-    wf = m.Workflow(
+def waits_then_looks(state: str = "off") -> m.Workflow:
+    """Look, wait half an hour, look again: the parcel template's shape."""
+    return m.Workflow(
         name="Wait",
         when=m.AlertTrigger(cameras=("yard",)),
-        state="off",
-        then=(m.ActionStep(m.WaitAction(60)), m.ActionStep(m.LogAction("later"))),
+        state=state,  # type: ignore[arg-type]
+        then=(
+            m.AIStep(
+                spec=m.LookSpec(prompt="A parcel?"),
+                decision=("intruder", "nobody"),
+                paths={"intruder": (), "nobody": (), "unsure": ()},
+            ),
+            m.ActionStep(m.WaitAction(1800)),
+            m.AIStep(
+                spec=m.LookSpec(prompt="Still there?"),
+                decision=("intruder", "nobody"),
+                paths={"intruder": (m.ActionStep(m.LogAction("later")),), "nobody": ()},
+            ),
+        ),
     )
+
+
+async def test_a_trial_skips_its_waits_and_never_goes_on_later(
+    make_engine: EngineFactory,
+    clock: ManualClock,
+    ai: FakeAi,
+    open_db: Callable[[], sqlite3.Connection],
+) -> None:
+    """The wait is skipped and says so; the run has ended when the trial returns, with
+    nothing due, and an hour later no model is asked again."""
     engine = make_engine()
-    engine.set_workflows({"w": wf})
+    engine.set_workflows({"w": waits_then_looks()})
     await engine.start()
     run_id = await engine.try_run("w", event())
-    assert (await engine.run_detail(run_id))["status"] == "waiting"
-    await clock.advance(61)
-    await engine.idle()
     detail = await engine.run_detail(run_id)
     assert detail["status"] == "done"
-    assert [s["status"] for s in detail["steps"]] == ["done", "would_have"]
+    assert [(s["path"], s["kind"], s["status"]) for s in detail["steps"]] == [
+        ("then.0", "ai", "done"),
+        ("then.1", "wait", "skipped"),
+        ("then.2", "ai", "done"),
+        ("then.2.intruder.0", "log", "would_have"),
+    ]
+    assert json.loads(detail["steps"][1]["result"]) == {
+        "skipped": "trial",
+        "would_have_waited_s": 1800,
+    }
+    assert engine.active_runs() == []
+    assert open_db().execute("SELECT count(*) FROM workflow_due").fetchone() == (0,)
+    looked = len(ai.runs)
+    await clock.advance(3600)
+    await engine.idle()
+    assert len(ai.runs) == looked == 2
+
+
+async def test_a_trial_a_stop_caught_is_ended_at_start_not_resumed(
+    make_engine: EngineFactory,
+    ai: FakeAi,
+    open_db: Callable[[], sqlite3.Connection],
+) -> None:
+    """A crash in the middle of a trial leaves its row running: the next start ends it
+    (cancelled) and never asks the model for it."""
+    engine = make_engine()
+    engine.set_workflows({"w": waits_then_looks()})
+    await engine.start()
+    never = asyncio.Event()
+
+    async def hangs(step: m.AIStep, ctx: object) -> AiResult:
+        await never.wait()
+        raise AssertionError("unreachable")
+
+    ai.decide = hangs
+    trial = asyncio.ensure_future(engine.try_run("w", event()))
+    for _ in range(50):
+        await asyncio.sleep(0)
+    assert len(ai.runs) == 1
+    trial.cancel()
+    await engine.stop()
+    ai.decide = None
+    looked = len(ai.runs)
+    engine = make_engine()
+    engine.set_workflows({"w": waits_then_looks()})
+    await engine.start()
+    await engine.idle()
+    assert engine.active_runs() == []
+    rows = open_db().execute("SELECT status, error FROM workflow_runs").fetchall()
+    assert rows == [("cancelled", "the trial ended before the run did")]
+    assert len(ai.runs) == looked
 
 
 async def test_a_trial_that_loses_a_provider_does_not_park_the_workflow(

@@ -130,6 +130,12 @@ async def test_recent_events_and_alerts_each_cite_their_id(
     }
     only_dogs = await call(hass, site, "recent_events", {"label": "dog"})
     assert [e["event_id"] for e in only_dogs.data["events"]] == [second["id"]]
+    # How many wait in all is OpenNVR's total, not the few rows listed (issue 23, item 15).
+    row = sim.alerts[-1]
+    sim.alerts.extend({**row, "id": 100 + i, "alert_id": f"alrt_{i}"} for i in range(85))
+    result = await call(hass, site, "recent_events", {"hours": 12})
+    assert len(result.data["alerts"]) < 86
+    assert result.data["unacknowledged_alerts"] == {"count": 86, "at_least": False}
 
 
 async def test_a_person_sees_only_the_cameras_shared_with_them(
@@ -141,6 +147,7 @@ async def test_a_person_sees_only_the_cameras_shared_with_them(
     result = await call(hass, site, "recent_events", {}, front_door_only)
     assert [e["event_id"] for e in result.data["events"]] == [door["id"]]
     assert result.data["alerts"] == []
+    assert result.data["unacknowledged_alerts"] == {"count": 0, "at_least": False}
     health = await call(hass, site, "camera_health", {}, front_door_only)
     assert [c["camera"] for c in health.data["cameras"]] == ["Front Door"]
     # A hidden camera reads as one that does not exist.

@@ -191,6 +191,26 @@ def test_every_blueprint_is_valid_and_only_what_must_be_chosen_has_no_default() 
         assert without_default == CHOSEN[name], name
 
 
+def test_every_choice_of_a_select_reads_as_words() -> None:
+    """Issue 23, item 19: the form shows "Line crossing", not ``line_crossing``: a select
+    whose values are keys gives each a label (its value stays the key the trigger sees)."""
+    for name in sorted(SHIPPED):
+        meta = load_blueprint(name).data["blueprint"]
+        for key, spec in inputs_of(meta):
+            options = spec["selector"].get("select", {}).get("options")
+            if not options or "custom_value" in spec["selector"]["select"]:
+                continue
+            where = f"{name}: input {key}"
+            assert all(isinstance(o, dict) for o in options), f"{where}: options without labels"
+            for option in options:
+                assert option["label"] != option["value"], f"{where}: {option}"
+                assert "_" not in option["label"], f"{where}: {option}"
+    kinds = dict(inputs_of(load_blueprint("ai_check_on_alert.yaml").data["blueprint"]))
+    labels = {o["value"]: o["label"] for o in kinds["alert_kinds"]["selector"]["select"]["options"]}
+    assert labels["line_crossing"] == "Line crossing"
+    assert labels["fire_smoke"] == "Fire or smoke"
+
+
 @pytest.mark.parametrize("name", sorted(SHIPPED))
 def test_an_automation_without_what_must_be_chosen_does_not_validate(name: str) -> None:
     """Home Assistant refuses the automation and names each missing input; given them

@@ -10,6 +10,7 @@ import pytest
 from homeassistant.const import ATTR_ENTITY_ID, STATE_UNAVAILABLE
 from homeassistant.core import HomeAssistant
 from homeassistant.exceptions import HomeAssistantError
+from homeassistant.helpers import area_registry as ar
 from homeassistant.helpers import device_registry as dr
 from homeassistant.helpers import entity_registry as er
 from homeassistant.setup import async_setup_component
@@ -17,6 +18,7 @@ from pytest_homeassistant_custom_component.common import MockConfigEntry
 from pytest_homeassistant_custom_component.typing import WebSocketGenerator
 
 from custom_components.opennvr_workflows.const import DOMAIN
+from custom_components.opennvr_workflows.devices import area_name
 from tests.fakes.opennvr_sim import OpenNVRSimulator, SimCamera
 
 
@@ -265,3 +267,26 @@ async def test_a_user_may_delete_only_devices_that_are_gone(
     ):
         assert not await _remove_device(hass, hass_ws_client, current.id, entry_id)
         assert device_registry.async_get(current.id) is not None
+
+
+async def test_a_cameras_area_is_named_like_a_room(
+    hass: HomeAssistant,
+    sim: OpenNVRSimulator,
+    setup_entry: MockConfigEntry,
+    device_registry: dr.DeviceRegistry,
+) -> None:
+    """Issue 23, item 19: OpenNVR's lower-case location ``porch`` suggests the area
+    "Porch"; a key (``back_yard``) reads as words; the owner's own capitals are kept."""
+    device = device_registry.async_get_device_by_identifier(
+        (DOMAIN, f"{sim.config.site_id}_camera_1"), setup_entry.entry_id
+    )
+    assert device is not None
+    assert device.area_id is not None
+    area = ar.async_get(hass).async_get_area(device.area_id)
+    assert area is not None
+    assert area.name == "Porch"
+    assert area_name("back_yard") == "Back yard"
+    assert area_name("  front   door ") == "Front door"
+    assert area_name("Mum's Garden") == "Mum's Garden"
+    assert area_name("") is None
+    assert area_name(None) is None

@@ -284,6 +284,34 @@ async def test_alerts_of_a_camera_the_speaker_may_not_see_are_not_said(
     assert said.startswith("Alerts waiting: 2.")
 
 
+async def test_any_alerts_says_opennvrs_total_not_the_length_of_a_page(
+    hass: HomeAssistant,
+    assist: WorkflowHost,
+    sim: OpenNVRSimulator,
+    config_entry: MockConfigEntry,
+    people: People,
+) -> None:
+    """Issue 23, item 15: 86 alerts waiting are said as 86, not as the page of 50 read; a
+    person who sees only some cameras hears the count of theirs, read over every page."""
+    car = await sim.emit_alert(1, "vehicle", title="Car in the drive")
+    for i in range(85):
+        sim.alerts.append({**car, "id": len(sim.alerts) + 1, "alert_id": f"alrt_{i}"})
+    fox = await sim.emit_alert(2, "animal", title="Fox at the gate")
+    for i in range(2):
+        sim.alerts.append({**fox, "id": len(sim.alerts) + 1, "alert_id": f"fox_{i}"})
+    said = speech(await say(hass, "any alerts", people.bob))
+    assert said.startswith("Alerts waiting: 89. The latest: ")
+    front_door = er.async_get(hass).async_get_entity_id(
+        "camera", DOMAIN, camera_unique_id(config_entry.runtime_data.info.site_id, "1")
+    )
+    assert front_door is not None
+    dana = MockUser(name="Dana").add_to_hass(hass)
+    dana.mock_policy({"entities": {"entity_ids": {front_door: True}}})
+    said = speech(await say(hass, "any alerts", dana))
+    assert said.startswith("Alerts waiting: 86. The latest: Car in the drive")
+    assert "Fox" not in said
+
+
 # ── answering by voice ──────────────────────────────────────────────────────────────────
 
 

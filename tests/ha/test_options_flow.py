@@ -125,6 +125,24 @@ def suggested_values(result: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+async def test_camera_roles_offer_the_roles_the_workflows_wait_for(
+    hass: HomeAssistant, sim: OpenNVRSimulator, setup_entry: MockConfigEntry
+) -> None:
+    """Issue 23, item 14: the page names the roles the home's workflows use (the templates'
+    front_door, back_yard, gate), the ones no camera plays yet first; not made-up ones."""
+    result = await _open(hass, setup_entry, "camera_roles")
+    offered = result["description_placeholders"]["roles"].split(", ")
+    assert {"front_door", "back_yard", "gate"} <= set(offered)
+    assert "door" not in offered
+    result = await hass.config_entries.options.async_configure(
+        result["flow_id"], {"Front Door (1)": "front_door"}
+    )
+    await _saved(hass, result, setup_entry)
+    result = await _open(hass, setup_entry, "camera_roles")
+    offered = result["description_placeholders"]["roles"].split(", ")
+    assert offered[-1] == "front_door", "a role a camera plays comes after those waiting"
+
+
 async def test_camera_roles_a_field_cleared_on_error_stays_clear(
     hass: HomeAssistant, sim: OpenNVRSimulator, setup_entry: MockConfigEntry
 ) -> None:

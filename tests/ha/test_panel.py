@@ -20,10 +20,13 @@ from custom_components.opennvr_workflows.panel.register import (
     PANEL_PATH,
     STATIC_URL,
 )
+from custom_components.opennvr_workflows.panel.todos import KINDS as TODO_KINDS
 
 from .test_strings_rules import strings
 
 SOURCES = Path(__file__).parents[2] / "frontend" / "src"
+#: The limits the engine names when it holds a workflow's events back (engine/admission.py).
+HELD_LIMITS = ("one_at_a_time", "cooldown", "per_hour", "chain_depth")
 
 
 async def test_the_panel_and_the_card_are_served(
@@ -54,6 +57,13 @@ def test_every_text_the_panel_asks_for_is_translated() -> None:
         asked |= set(re.findall(r'\bt\("([a-z_]+)"\)', text))
         asked |= {f"state_{s}" for s in ("off", "test", "on")} if "state_${s}" in text else set()
         asked |= set(re.findall(r'"(marked_(?:right|wrong))"', text))
+        # A key chosen between two: t(cond ? "one" : "other").
+        for call in re.findall(r"\bt\(([^()]*\?[^()]*)\)", text):
+            asked |= set(re.findall(r'[?:]\s*"([a-z_]+)"', call))
+    # Each to-do kind the list sends is worded by the panel as t(`todo_${kind}`).
+    asked |= {f"todo_{kind}" for kind in TODO_KINDS}
+    # And each limit that holds events back as t(`held_${limit}`).
+    asked |= {f"held_{limit}" for limit in HELD_LIMITS}
     assert len(asked) > 40
     exceptions = strings()["exceptions"]
     missing = sorted(k for k in asked if f"panel_{k}" not in exceptions)

@@ -20,6 +20,8 @@ from pytest_homeassistant_custom_component.typing import (
 from custom_components.opennvr_workflows.const import DOMAIN, WORKFLOW_FOLDER
 from custom_components.opennvr_workflows.host.folder.files import TEMPLATES_MARKER
 from custom_components.opennvr_workflows.host.workflows import WorkflowHost
+from custom_components.opennvr_workflows.panel.todos import todos
+from custom_components.opennvr_workflows.workflow import Problem, template_text
 from tests.fakes.ollama_server import FakeOllama, FromSchema
 from tests.fakes.opennvr_sim import OpenNVRSimulator
 from tests.nvr.conftest import until
@@ -116,7 +118,9 @@ async def test_the_list_a_live_run_its_page_and_a_mark(
     assert rows["broken"]["state"] == "invalid"
     assert rows["broken"]["problems"][0]["line"] >= 1
     # A file the validator refused is listed by its file name, not its id.
-    assert rows["broken"]["name"] == rows["broken"]["file"] == "broken.yaml"
+    # Listed under the name the file gives itself, though the site cannot load it.
+    assert (rows["broken"]["name"], rows["broken"]["file"]) == ("Broken", "broken.yaml")
+    assert [t["kind"] for t in rows["broken"]["todos"]] == ["fix_file"]
 
     live = await ws.send("workflows/subscribe")
     assert (await ws.socket.receive_json())["success"] is True
@@ -446,3 +450,118 @@ async def test_users_read_and_only_admins_change(
     assert mark["code"] == "unauthorized"
     assert host.engine.workflow_status("door").state == "test"
     assert not (Path(hass.config.path(WORKFLOW_FOLDER)) / "x.yaml").exists()
+
+
+async def test_a_workflow_that_does_not_run_reads_as_to_dos(
+    hass: HomeAssistant,
+    config_entry: MockConfigEntry,
+    hass_ws_client: WebSocketGenerator,
+) -> None:
+    """A file this site cannot run yet is listed under the title its author gave it, with
+    one to-do per thing to do (a role to map, a site list to add), each with the validator's
+    words; a file that is wrong itself asks to fix the file; one that runs has none."""
+    await set_up(
+        hass,
+        config_entry,
+        gate_concierge=template_text("gate_concierge"),
+        door=DOOR_LOOK.format(state="test"),
+        broken="contract: workflow.v1\nname: Half written\nwhen: [\n",
+    )
+    ws = Client(await hass_ws_client(hass))
+    rows = {r["workflow_id"]: r for r in (await ws.ok("workflows/list"))["workflows"]}
+
+    gate = rows["gate_concierge"]
+    assert gate["state"] == "invalid"
+    assert gate["name"] == "Gate concierge"
+    todos = {(t["kind"], t["subject"]): t for t in gate["todos"]}
+    assert ("camera_role", "gate") in todos
+    assert ("site_list", "household_plates") in todos
+    role = todos["camera_role", "gate"]
+    assert role["where"] == "options"
+    assert role["details"][0]["line"] > 0
+    assert "'gate'" in role["details"][0]["message"]
+    # The options' to-dos come before the file's.
+    kinds = [t["kind"] for t in gate["todos"]]
+    assert kinds.index("camera_role") < kinds.index("site_list")
+
+    broken = rows["broken"]
+    # Text that is not YAML names nothing: its file's name stands for it.
+    assert broken["name"] == "broken.yaml"
+    assert [(t["kind"], t["where"]) for t in broken["todos"]] == [("fix_file", "file")]
+    assert broken["todos"][0]["details"]
+
+    assert rows["door"]["state"] == "test"
+    assert rows["door"]["todos"] == []
+
+
+def test_each_site_problem_becomes_its_to_do() -> None:
+    found = todos(
+        [
+            Problem(
+                "WF-SKILL-MISSING",
+                "this site does not have the skill 'vision_model' the workflow needs",
+                line=3,
+            ),
+            Problem(
+                "WF-SKILL-MISSING",
+                "an Investigate step needs the skill 'investigate_model': a model that passed "
+                "the evaluation (the look cases' 95 % Wilson lower bound at 0.80 or above)",
+                line=9,
+            ),
+            Problem("WF-SKILL-MISSING", "this site does not have the skill 'intrusion'", line=4),
+            Problem("WF-TOOL-NOT-HERE", "describe_window is a tool of the contract", line=12),
+            Problem("WF-CAMERA-ROLE-UNMAPPED", "the camera role 'front_door' is not", line=5),
+            Problem("WF-CAMERA-ROLE-UNMAPPED", "the camera role 'front_door' is not", line=7),
+            Problem("WF-PLACEHOLDER-UNDEFINED", "{nobody} is not defined", line=8),
+            Problem("WF-NEEDS-MISSING", "`needs` does not list", severity="warning"),
+        ],
+        reason=None,
+    )
+    assert [(t["kind"], t["subject"], t["where"]) for t in found] == [
+        ("camera_role", "front_door", "options"),
+        ("vision_model", None, "options"),
+        ("investigate_model", None, "options"),
+        ("app", "intrusion", "options"),
+        ("tool", "describe_window", "file"),
+        ("fix_file", None, "file"),
+    ]
+    # One to-do for a role named twice, with both places.
+    assert [d["line"] for d in found[0]["details"]] == [5, 7]
+    stopped = todos([], reason="3 runs failed in a row")
+    assert stopped == [
+        {
+            "kind": "attention",
+            "subject": None,
+            "where": "file",
+            "details": [{"line": 0, "message": "3 runs failed in a row"}],
+        }
+    ]
+
+
+async def test_the_gallery_knows_what_is_installed_and_names_a_copy(
+    hass: HomeAssistant,
+    config_entry: MockConfigEntry,
+    hass_ws_client: WebSocketGenerator,
+) -> None:
+    await set_up(hass, config_entry)
+    ws = Client(await hass_ws_client(hass))
+    before = {t["template"]: t for t in (await ws.ok("workflows/templates"))["templates"]}
+    assert before["parcel_at_door"]["installed"] is False
+    assert before["parcel_at_door"]["copy_name"] == "parcel_at_door_copy"
+
+    await ws.ok("workflows/save", template="parcel_at_door")
+    after = {t["template"]: t for t in (await ws.ok("workflows/templates"))["templates"]}
+    assert after["parcel_at_door"]["installed"] is True
+    assert after["gate_concierge"]["installed"] is False
+    # The copy's name is free: saving under it is not refused.
+    copy = await ws.ok(
+        "workflows/save", template="parcel_at_door", file_name=after["parcel_at_door"]["copy_name"]
+    )
+    assert copy["workflow_id"] == "parcel_at_door_copy"
+    again = {t["template"]: t for t in (await ws.ok("workflows/templates"))["templates"]}
+    assert again["parcel_at_door"]["copy_name"] == "parcel_at_door_copy_2"
+    # Replacing the installed one is an overwrite the gallery asks for.
+    replaced = await ws.ok(
+        "workflows/save", template="parcel_at_door", file_name="parcel_at_door", overwrite=True
+    )
+    assert replaced["replaced"] is True

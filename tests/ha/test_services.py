@@ -40,8 +40,9 @@ from custom_components.opennvr_workflows.const import (
     WORKFLOW_FOLDER,
 )
 from custom_components.opennvr_workflows.host.folder.files import TEMPLATES_MARKER
+from custom_components.opennvr_workflows.host.folder.preview import in_state
 from custom_components.opennvr_workflows.host.workflows import WorkflowHost
-from custom_components.opennvr_workflows.workflow import template_names
+from custom_components.opennvr_workflows.workflow import template_names, validate_text
 from tests.fakes.ollama_server import FakeOllama, FromSchema, ToolCalls
 from tests.fakes.opennvr_sim import OpenNVRSimulator
 from tests.nvr.conftest import until
@@ -501,7 +502,9 @@ then:
         await hass.async_block_till_done()
     runs = await host.engine.runs("again")
     assert sorted(r["depth"] for r in runs) == [1, 2, 3]
-    assert host.engine.stats.dropped == {"chain_depth": 1}
+    # The logbook line saying the depth limit held the fourth start back descends from
+    # that start: the automation answers it once more, dropped alike and not said again.
+    assert host.engine.stats.dropped == {"chain_depth": 2}
 
 
 # ── import, export, validate, roll back ─────────────────────────────────────────────────
@@ -655,14 +658,75 @@ async def test_rollback_writes_a_recorded_version_back_in_the_current_state(
     )
     assert rolled == {"workflow_id": "door", "file": "door.yaml", "version": v1, "state": "on"}
     text = (host.folder / "door.yaml").read_text()
-    assert text.startswith(f"# Rolled back to version {v1} on ")
-    assert "Is somebody waiting at the front door?" in text
-    assert "state: 'on'" in text
+    # The text the version was saved as, layout kept, in the state the workflow is in now.
+    assert text == DOOR_LOOK.format(state="on")
     status = host.engine.workflow_status("door")
     assert (status.version, status.state) == (v1, "on")
     assert logbook(lines) == [
         ("Visitor at the front door", f"rolled back to version {v1}", hass_admin_user.id)
     ]
+
+
+async def test_rollback_restores_the_authors_comments(
+    hass: HomeAssistant, config_entry: MockConfigEntry
+) -> None:
+    """Issue 23, item 11: a version keeps the text it was saved as, comments and all; a
+    file saved again with only its comments changed keeps the latest text."""
+    first = "# Our front door: keep the doorbell quiet at night.\n" + DOOR_LOOK.format(
+        state="test"
+    ).replace("input: picture", "input: picture  # the doorbell's still")
+    host = await set_up(hass, config_entry, door=first)
+    v1 = host.engine.workflow_status("door").version
+    commented = first.replace("# Our front door", "# Our FRONT door")
+    await act(hass, "import_workflow", {"yaml": commented, "file_name": "door", "overwrite": True})
+    assert host.engine.workflow_status("door").version == v1
+    edited = commented.replace("Is somebody waiting", "Is a courier waiting")
+    await act(hass, "import_workflow", {"yaml": edited, "file_name": "door", "overwrite": True})
+    assert host.engine.workflow_status("door").version != v1
+
+    await act(hass, "rollback_workflow", {"workflow": "door", "version": v1})
+    assert (host.folder / "door.yaml").read_text() == commented
+    assert host.engine.workflow_status("door").version == v1
+
+
+def test_a_state_is_set_in_the_authors_text() -> None:
+    """The rollback's (and import's) state change edits one line of the author's text: the
+    ``state:`` line, or one added after ``name:`` when the file has none."""
+    with_state = "# mine\n" + DOOR_LOOK.format(state="test  # while I try it")
+    without = with_state.replace("state: test  # while I try it\n", "")
+    for text in (with_state, without):
+        workflow = validate_text(text).workflow
+        assert workflow is not None
+        edited, result = in_state(text, workflow, "on", validate_text)
+        assert result == replace(workflow, state="on")
+        assert edited.startswith("# mine\n")
+        assert "state: 'on'" in edited
+        assert (
+            edited.replace("state: 'on'  # while I try it\n", "").replace("state: 'on'\n", "")
+            == without
+        )
+
+
+async def test_rollback_to_a_version_recorded_without_its_text_rebuilds_it(
+    hass: HomeAssistant, config_entry: MockConfigEntry
+) -> None:
+    """A version recorded before texts were kept (saved_text NULL) still rolls back, in the
+    canonical form, and the file says why its comments are gone."""
+    host = await set_up(hass, config_entry, door=DOOR_LOOK.format(state="test"))
+    v1 = host.engine.workflow_status("door").version
+    edited = DOOR_LOOK.format(state="test").replace("Is somebody", "Is a courier")
+    await act(hass, "import_workflow", {"yaml": edited, "file_name": "door", "overwrite": True})
+    await host.engine.store.submit(
+        lambda c: c.execute("UPDATE workflow_versions SET saved_text=NULL WHERE version=?", (v1,))
+    )
+    assert await host.engine.version_text("door", v1) is None
+
+    await act(hass, "rollback_workflow", {"workflow": "door", "version": v1})
+    text = (host.folder / "door.yaml").read_text()
+    assert text.startswith(f"# Rolled back to version {v1} on ")
+    assert "text was not kept" in text
+    assert "Is somebody waiting at the front door?" in text
+    assert host.engine.workflow_status("door").version == v1
 
 
 # ── state, marks, trials, reload ────────────────────────────────────────────────────────
@@ -834,8 +898,9 @@ async def test_try_needs_the_workflows_cameras_mapped(
     await set_up(hass, config_entry, porch=BUTTON_LOG.format(state="off"))
     host = config_entry.runtime_data.workflows
     assert host is not None
-    tried = await act(hass, "try_workflow", {"workflow": "porch"})
-    assert (tried["filters"], tried["events"]) == ([{"camera_id": None, "label": None}], [])
+    # A button-started workflow has no stored events to replay (issue 23, item 6).
+    err = await refused(hass, "try_workflow", {"workflow": "porch"})
+    assert err.translation_key == "try_trigger_not_replayed"
     door = DOOR_LOOK.format(state="off")
     await act(hass, "import_workflow", {"yaml": door, "file_name": "door"})
     host.update_settings(replace(host.settings, roles={"driveway": 2}))

@@ -85,8 +85,18 @@ def leaves(
             yield (*path, key), value
 
 
+#: An ICU plural, ``{count, plural, one {# run} other {# runs}}``: the frontend renders
+#: translations with ICU MessageFormat, so a count reads "1 run", "2 runs".
+ICU_PLURAL = re.compile(
+    r"\{(\w+), plural,((?:\s*(?:=\d+|zero|one|two|few|many|other) \{[^{}]*\})+)\s*\}"
+)
+
+
 def placeholders(text: str) -> set[str]:
-    return {field for _, field, _, _ in string.Formatter().parse(text) if field is not None}
+    plural = set(ICU_PLURAL.findall(text))
+    names = {name for name, _ in plural}
+    rest = ICU_PLURAL.sub("", text)
+    return names | {field for _, field, _, _ in string.Formatter().parse(rest) if field is not None}
 
 
 # ── the texts themselves ─────────────────────────────────────────────────────
@@ -128,6 +138,19 @@ def problems(text: str, *, flow: bool) -> set[str]:
     if flow and any(BULLET.match(line) for line in text.splitlines()):
         found.add("bullet")
     return found
+
+
+def test_a_count_reads_in_the_singular_too() -> None:
+    """Issue 23, item 19: no "1 runs" or "problem(s)": a count's noun agrees with it (an ICU
+    plural), and a count sensor has no plural noun as its unit."""
+    texts = dict(leaves(strings()))
+    assert [".".join(p) for p, t in texts.items() if "(s)" in t] == []
+    units = {".".join(p): t for p, t in texts.items() if p[-1] == "unit_of_measurement"}
+    assert not {k: u for k, u in units.items() if u in ("runs", "questions", "calls")}
+    waiting = strings()["issues"]["workflows_waiting_for_site"]["title"]
+    assert placeholders(waiting) == {"count"}
+    assert "{# workflow waits}" in waiting
+    assert "{# workflows wait}" in waiting
 
 
 def test_no_text_breaks_home_assistants_rules() -> None:

@@ -3,6 +3,7 @@ real Home Assistant with the OpenNVR simulator and the Ollama fake."""
 
 from __future__ import annotations
 
+import threading
 from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
@@ -34,6 +35,7 @@ from custom_components.opennvr_workflows.const import (
 from custom_components.opennvr_workflows.engine import Accuracy, wilson_interval
 from custom_components.opennvr_workflows.engine.versions import step_hash
 from custom_components.opennvr_workflows.entity import WRITE_COOLDOWN_S
+from custom_components.opennvr_workflows.host import workflows as workflows_module
 from custom_components.opennvr_workflows.host.folder.files import TEMPLATES_MARKER
 from custom_components.opennvr_workflows.host.ids import (
     workflow_device_identifier,
@@ -174,10 +176,21 @@ async def press(hass: HomeAssistant, workflow_id: str, context: Context | None =
 
 
 async def test_each_workflow_file_gets_a_device_under_the_site(
-    hass: HomeAssistant, config_entry: MockConfigEntry
+    hass: HomeAssistant, config_entry: MockConfigEntry, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     write_workflow(hass, "door", DOOR_LOOK.format(state="test"))
     write_workflow(hass, "porch", PORCH_CHECK)
+    # A file's name is read with the file, in the executor: never again on the event loop
+    # for each of its entities (issue 23, item 20: 7 templates waiting for roles held the
+    # loop for every options save's reload while their YAML was parsed per entity).
+    loop_thread = threading.get_ident()
+    read = workflows_module.load_yaml
+
+    def off_the_loop(text: str) -> Any:
+        assert threading.get_ident() != loop_thread, "YAML parsed on the event loop"
+        return read(text)
+
+    monkeypatch.setattr(workflows_module, "load_yaml", off_the_loop)
     host = await set_up(hass, config_entry)
     devices = dr.async_get(hass)
     site_id = config_entry.runtime_data.info.site_id
@@ -376,6 +389,9 @@ async def test_accuracy_follows_the_marks(
     accuracy = state_of(hass, "sensor", "door", "accuracy")
     lower, _ = wilson_interval(1, 1)
     assert float(accuracy.state) == pytest.approx(round(lower * 100, 1))
+    # A lower bound beside "1 of 1 right" reads as a contradiction unless it says it is
+    # one (issue 23, item 13): "Accuracy (at least) 21 %", with the counts beside it.
+    assert accuracy.attributes["friendly_name"].endswith("Accuracy (at least)")
     assert accuracy.attributes["marked"] == 1
     assert accuracy.attributes["right"] == 1
     assert accuracy.attributes["trusted"] is False

@@ -31,7 +31,8 @@ def investigate_gap(trace: Sequence[TraceRow], offered: Sequence[str]) -> str | 
     worked = {r.name for r in tool_rows if r.status == "ok"}
     failed = sorted({r.name for r in tool_rows if r.status == "failed"} - worked)
     if failed:
-        return f"needed tool(s) failed: {', '.join(failed)}"
+        tools = "a needed tool" if len(failed) == 1 else "needed tools"
+        return f"{tools} failed: {', '.join(failed)}"
     if offered and not worked:
         return "no tool ran"
     return None
@@ -45,7 +46,8 @@ def look_gap(input_rows: Sequence[TraceRow], *, wanted: int) -> str | None:
     got = sum(1 for r in input_rows if r.status == "ok")
     need = 1 if wanted == 1 else 2
     if got < need:
-        return f"the input is missing: {got} of {wanted} picture(s) could be fetched"
+        pictures = "picture" if wanted == 1 else "pictures"
+        return f"the input is missing: {got} of {wanted} {pictures} could be fetched"
     return None
 
 

@@ -18,6 +18,18 @@ from opennvr_app_sdk.agent import UNSURE, Decision, TraceRow, Usage
 RESULT_VERSION = 1
 
 
+def reason_or_decision(reason: str, decision: str, unsure_reason: str | None = None) -> str:
+    """The reason a person reads: the model's words, or, when it gave none, the decision in
+    words (``Decided: no parcel``; ``Not sure (no rule)``). A notification with an empty
+    body, or Assist saying only "At the front door:", tells nobody anything."""
+    if reason.strip():
+        return reason
+    if decision == UNSURE:
+        why = (unsure_reason or "").replace("_", " ").strip()
+        return f"Not sure ({why})" if why else "Not sure"
+    return f"Decided: {decision.replace('_', ' ')}"
+
+
 @dataclass(frozen=True)
 class AIStepResult:
     """One AI step's outcome.
@@ -45,12 +57,19 @@ class AIStepResult:
     def unsure(self) -> bool:
         return self.decision.decision == UNSURE
 
+    @property
+    def reason(self) -> str:
+        """The reason as shown and sent (:func:`reason_or_decision`); the model's own words
+        stay in ``decision.reason`` (empty when it gave none)."""
+        d = self.decision
+        return reason_or_decision(d.reason, d.decision, d.unsure_reason)
+
     def values(self) -> dict[str, Any]:
         """The placeholders later steps may read: ``{decision}``, ``{reason}``,
         ``{confidence}`` and each field (none on the unsure path)."""
         out: dict[str, Any] = {
             "decision": self.decision.decision,
-            "reason": self.decision.reason,
+            "reason": self.reason,
             "confidence": self.decision.confidence,
         }
         out.update(self.decision.fields)

@@ -17,6 +17,7 @@ from ..ai import PyOpenNvrReadPort
 from ..ai.ports import StoredEvent
 from ..const import DOMAIN
 from ..host.asker import Asker
+from ..host.history.alerts import count_unacked_alerts
 from ..host.history.nvr import NvrHistorySearch
 from ..host.ids import camera_unique_id
 from ..host.read_scope import visible_lists
@@ -138,7 +139,8 @@ class RecentEventsTool(SiteTool):
     short_name = "recent_events"
     description = (
         "List the site's recent events (detections: person, car, parcel, ...) and alerts, "
-        "newest first, on one camera or all, within the last hours."
+        "newest first, on one camera or all, within the last hours, and how many "
+        "unacknowledged alerts wait in all (unacknowledged_alerts: the count to say)."
     )
 
     @override
@@ -159,11 +161,14 @@ class RecentEventsTool(SiteTool):
         if label := call.args.get("label"):
             events = [e for e in events if e.label.casefold() == str(label).casefold()]
         alerts = await _alerts(call.host, call.asker, camera_id, window)
+        waiting = await _waiting(call.host, call.asker, camera_id)
         return {
             "hours": call.args["hours"],
             "events": [event_fact(e) for e in events[:MAX_ROWS]],
             "alerts": alerts,
             "found": len(events[:MAX_ROWS]) + len(alerts),
+            # The lists above are a few rows; this is how many alerts wait in all.
+            "unacknowledged_alerts": waiting,
         }
 
 
@@ -205,6 +210,25 @@ async def _alerts(
         if len(out) >= MAX_ROWS:
             break
     return out
+
+
+async def _waiting(host: WorkflowHost, asker: Asker, camera_id: int | None) -> dict[str, Any]:
+    """How many unacknowledged alerts wait on OpenNVR for the asker (on one camera when one
+    was asked): OpenNVR's total, not the length of a page (``at_least``: more were not read)."""
+
+    def sees(row: dict[str, Any]) -> bool:
+        try:
+            camera = camera_id_text(row.get("camera_id"))
+        except MalformedPayload:
+            return False
+        if camera_id is not None and camera != str(camera_id):
+            return False
+        return asker.may_see(camera)
+
+    found = await count_unacked_alerts(
+        host.client, sees, sees_everything=asker.is_admin and camera_id is None
+    )
+    return {"count": found.count, "at_least": not found.exact}
 
 
 def _camera_name(asker: Asker, camera: str | None) -> str | None:

@@ -39,7 +39,7 @@ from .ports import (
     SiteCameras,
     SystemClock,
 )
-from .records import ApprovalRecord, EngineStats, EngineUpdate, WorkflowStatus
+from .records import ApprovalRecord, EngineStats, EngineUpdate, HeldBack, WorkflowStatus
 from .starting import Started, trigger_event
 from .trust import Accuracy, cap_severity, wilson_interval
 
@@ -61,6 +61,7 @@ __all__ = [
     "EngineError",
     "EngineStats",
     "EngineUpdate",
+    "HeldBack",
     "LimitSettings",
     "NvrEvent",
     "PlannedAction",

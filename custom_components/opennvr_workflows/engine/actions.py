@@ -390,6 +390,18 @@ class ActionSteps:
     async def _wait(
         self, run: ActiveRun, action: model.WaitAction, path: str, rec: StepRecord | None
     ) -> None:
+        if run.trial:
+            # A trial answers while the person waits, and never goes on later: its wait
+            # is skipped, and its trace says how long the run would have waited.
+            self._recorder.record(
+                run,
+                path,
+                "wait",
+                "skipped",
+                outcome="done",
+                result={"skipped": "trial", "would_have_waited_s": action.seconds},
+            )
+            return
         now = self._clock.now_ts()
         if rec is not None and rec.status == "waiting" and rec.result is not None:
             due_at = float(rec.result["due_at"])

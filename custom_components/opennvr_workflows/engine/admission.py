@@ -12,6 +12,11 @@ A source that acknowledges events only once they are durable (see
 which may include an event whose run was already committed. Such a redelivery is
 recognised by its alert id (:class:`Delivered`, rebuilt from the runs of the last
 hour on start) and answered with the run it started, so it never starts a second.
+
+A workflow in Test counts its runs under limit keys of their own (:func:`run_key`), so
+its Test runs never hold back its On runs. An event a limit holds back is remembered per
+workflow (:class:`~.records.HeldBack`: which limit, until when) and said once per hold
+(a ``held_back`` update), so a person can see why nothing ran.
 """
 
 from __future__ import annotations
@@ -32,9 +37,10 @@ from .due import DueRows
 from .errors import UnknownWorkflowError
 from .events import NvrEvent
 from .index import Candidate, residual_match
+from .limits import HOUR, TEST_KEY
 from .ports import AiBudget, SiteClock
 from .recorder import dumps
-from .records import ActiveRun, EngineStats, EngineUpdate, Entry, Updates
+from .records import ActiveRun, EngineStats, EngineUpdate, Entry, HeldBack, Updates
 from .starting import Started
 from .store import StoreSlot
 from .taint import AiRuns
@@ -116,6 +122,13 @@ def limit_key(mode: str, event: NvrEvent) -> str:
     return f"camera:{event.camera_id or event.camera_role or ''}"
 
 
+def run_key(entry: Entry, event: NvrEvent) -> str:
+    """The limit key of a run of ``entry`` on ``event``: a workflow in Test counts its
+    runs apart (:data:`.limits.TEST_KEY`), so they never hold back its On runs."""
+    key = limit_key(entry.workflow.limits.one_at_a_time, event)
+    return TEST_KEY + key if entry.state == "test" else key
+
+
 class Delivered:
     """The alerts that started runs recently, per workflow: ``(workflow, alert id)`` to
     the run, oldest first, bounded by :data:`DELIVERED_WINDOW_S` and
@@ -192,6 +205,8 @@ class Admission:
         #: Per workflow, :attr:`.store.Store.queued` once its latest run row was queued:
         #: its limits (a cooldown, a run going) rest on its runs' rows.
         self._rows_at: dict[str, int] = {}
+        #: Per workflow, the last time a limit held one of its events back.
+        self.held: dict[str, HeldBack] = {}
 
     def offer(self, found: Sequence[Candidate], event: NvrEvent) -> tuple[str, ...]:
         """The event matched ``found``; returns the runs it started or joined."""
@@ -248,7 +263,7 @@ class Admission:
             Candidate(workflow_id, trigger), event
         ):
             return Started((), "no_match")
-        key = limit_key(entry.workflow.limits.one_at_a_time, event)
+        key = run_key(entry, event)
         verdict = self._catalog.limiter(workflow_id, entry.workflow).check(
             key, len(event.chain) + 1, self._clock.now_ts()
         )
@@ -276,7 +291,7 @@ class Admission:
             return None
         workflow = entry.workflow
         limiter = self._catalog.limiter(entry.workflow_id, workflow)
-        key = limit_key(workflow.limits.one_at_a_time, event)
+        key = run_key(entry, event)
         now = self._clock.now_ts()
         verdict = limiter.check(key, len(event.chain) + 1, now)
         if verdict.action == "start":
@@ -294,6 +309,8 @@ class Admission:
                         "seen_again", entry.workflow_id, run.run_id, {"seen_again": run.seen_again}
                     )
                 )
+                until = waits_until(run)
+                self._hold(entry, event, key, "one_at_a_time", now, until, run.run_id)
                 return run.run_id
             limiter.ended(key, verdict.run_id)
             return self.admit(entry, event)
@@ -302,7 +319,37 @@ class Admission:
         stats = self._stats
         stats.dropped[reason] = stats.dropped.get(reason, 0) + 1
         self._counters.count(entry.workflow_id, f"dropped:{reason}")
+        self._hold(entry, event, key, reason, now, limiter.until(key, reason, now))
         return None
+
+    def _hold(
+        self,
+        entry: Entry,
+        event: NvrEvent,
+        key: str,
+        limit: str,
+        now: float,
+        until: float | None,
+        run_id: str | None = None,
+    ) -> None:
+        """Remember that ``limit`` held an event of ``entry`` back, and say so once per
+        hold: a hold that goes on (the same limit, run and end) is not said again, nor a
+        chain cut at its depth more than once an hour. The update carries the event's
+        chain and AI mark: what the host does on it (a logbook line an automation may
+        answer) descends from the event, so a loop through it still ends at the depth
+        limit."""
+        before = self.held.get(entry.workflow_id)
+        held = HeldBack(limit, now, until, run_id, key.startswith(TEST_KEY))
+        if (
+            before is not None
+            and (before.limit, before.until, before.run_id, before.test)
+            == (limit, until, run_id, held.test)
+            and (before.holds(now, self._runs.__contains__) or now - before.at < HOUR)
+        ):
+            return
+        self.held[entry.workflow_id] = held
+        detail = {**held.as_dict(), "chain": list(event.chain), "ai_derived": event.ai_derived}
+        self._updates.emit(EngineUpdate("held_back", entry.workflow_id, run_id, detail))
 
     def _not_run(self, workflow_id: str) -> None:
         """A start refused because the site is paused: counted, never queued."""
@@ -367,8 +414,6 @@ class Admission:
         if trial is None:
             self._stats.started += 1
             self._counters.count(entry.workflow_id, "started")
-        else:
-            self._counters.count(entry.workflow_id, "tried")
         self._updates.emit(
             EngineUpdate(
                 "run_started",
@@ -379,3 +424,13 @@ class Admission:
         )
         self._driver.spawn(run)
         return run
+
+
+def waits_until(run: ActiveRun) -> float | None:
+    """When a run's current ``wait`` step ends (None: it is not waiting on one)."""
+    for rec in run.steps.values():
+        if rec.kind == "wait" and rec.status == "waiting" and rec.result is not None:
+            due_at = rec.result.get("due_at")
+            if isinstance(due_at, int | float):
+                return float(due_at)
+    return None

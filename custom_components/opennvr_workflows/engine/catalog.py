@@ -2,7 +2,9 @@
 
 A workflow's version is the hash of its text without its state, because turning
 a workflow on or off is not a new version of it. Every version is kept in the
-database, so a run always finishes on the version it started with. A workflow
+database, so a run always finishes on the version it started with, together with
+the file text it was last saved as (when the host gave one), so a rollback writes
+back what the author wrote, comments included. A workflow
 parked in ``needs_attention`` stays there across restarts until a person sets
 its state or a changed version replaces the one that failed.
 """
@@ -65,6 +67,8 @@ class Catalog:
         self.entries: dict[str, Entry] = {}
         self._stored: dict[str, tuple[str, WorkflowState, str | None]] = {}
         self._limiters: dict[str, WorkflowLimiter] = {}
+        #: The file text each workflow was read from (absent: built without a file).
+        self._texts: dict[str, str] = {}
 
     def restore(self, rows: Iterable[tuple[Any, ...]]) -> None:
         """Take the stored ``(id, state, reason, version)`` rows: a workflow's
@@ -79,15 +83,21 @@ class Catalog:
         for entry in self.entries.values():
             self._due.ensure_schedule(entry)
 
-    def set_all(self, workflows: Mapping[str, model.Workflow]) -> None:
+    def set_all(
+        self, workflows: Mapping[str, model.Workflow], texts: Mapping[str, str] | None = None
+    ) -> None:
         for workflow_id in [w for w in self.entries if w not in workflows]:
             self.remove(workflow_id)
         for workflow_id, workflow in workflows.items():
-            self.add(workflow_id, workflow)
+            self.add(workflow_id, workflow, (texts or {}).get(workflow_id))
 
-    def add(self, workflow_id: str, workflow: model.Workflow) -> str:
+    def add(self, workflow_id: str, workflow: model.Workflow, text: str | None = None) -> str:
         if not workflow_id or "/" in workflow_id:
             raise ValueError(f"workflow id {workflow_id!r}: must be non-empty, without '/'")
+        if text is None:
+            self._texts.pop(workflow_id, None)
+        else:
+            self._texts[workflow_id] = text
         if not self._db.started:
             entry = Entry(workflow_id, workflow, workflow_version(workflow), workflow.state)
             self.entries[workflow_id] = entry
@@ -96,6 +106,7 @@ class Catalog:
 
     def remove(self, workflow_id: str) -> None:
         self.entries.pop(workflow_id, None)
+        self._texts.pop(workflow_id, None)
         self.index.remove(workflow_id)
         if self._db.started:
             self._due.drop(f"schedule:{workflow_id}")
@@ -139,10 +150,13 @@ class Catalog:
         self._stored[workflow_id] = (version, state, reason)
         now = self._clock.now_ts()
         store = self._db.store
+        # A version saved again (its comments edited, or only its state) keeps its first
+        # time and model, and the latest text it was saved as.
         store.execute_nowait(
-            "INSERT OR IGNORE INTO workflow_versions (workflow_id, version, created_at, source) "
-            "VALUES (?,?,?,?)",
-            (workflow_id, version, now, text),
+            "INSERT INTO workflow_versions (workflow_id, version, created_at, source, saved_text) "
+            "VALUES (?,?,?,?,?) ON CONFLICT (workflow_id, version) DO UPDATE SET "
+            "saved_text = coalesce(excluded.saved_text, saved_text)",
+            (workflow_id, version, now, text, self._texts.get(workflow_id)),
         )
         store.execute_nowait(
             WORKFLOW_SQL, (workflow_id, workflow.name, state, reason, version, now)

@@ -70,6 +70,7 @@ class RunDriver:
             run.again = False
             if run.status == "waiting":
                 run.status = "running"
+                run.resumed = True
                 self._db.store.execute_nowait(
                     "UPDATE workflow_runs SET status='running' WHERE id=?", (run.run_id,)
                 )
@@ -123,6 +124,15 @@ class RunDriver:
                 {"status": status, "outcome": outcome, "error": error, "trial": run.trial},
             )
         )
+
+    def end_trial(self, run: ActiveRun) -> None:
+        """End a trial that is still going when its trial returns: a trial never goes on
+        later (no model call, no wait left behind), so what it waits on is dropped."""
+        if run.run_id not in self.runs:
+            return
+        if run.task is not None and not run.task.done():
+            run.task.cancel()
+        self._finish(run, "cancelled", error="the trial ended before the run did")
 
     def abandon(self, run_id: str) -> None:
         """Drop a run whose own row could not be written: nothing durable knows it, so

@@ -36,6 +36,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Coroutine, Mapping
 from datetime import UTC, datetime, tzinfo
+from functools import partial
 from pathlib import Path
 from typing import Any, Final
 
@@ -68,13 +69,21 @@ from .ports import (
     TaskSpawner,
     loop_task,
 )
-from .queries import count_runs_since, latest_runs, run_detail, version_source, workflow_versions
+from .queries import (
+    count_runs_since,
+    latest_runs,
+    run_detail,
+    version_source,
+    version_text,
+    workflow_versions,
+)
 from .recorder import StepRecorder
 from .records import (
     ActiveRun,
     ApprovalRecord,
     EngineStats,
     EngineUpdate,
+    HeldBack,
     Updates,
     WorkflowStatus,
 )
@@ -185,8 +194,9 @@ class Engine:
         # Direct references for :meth:`submit`, which every event goes through.
         self._index = self._catalog.index
         self._offline = self._due.offline
-        #: The commit request the :meth:`durable` callers of this loop turn share.
-        self._barrier: asyncio.Future[None] | None = None
+        #: The commit request the :meth:`durable` callers of this loop turn share: each
+        #: caller waits on a future of its own in this list, settled with the request.
+        self._barrier: list[asyncio.Future[None]] | None = None
 
     # ── lifecycle ──────────────────────────────────────────────────────
 
@@ -318,10 +328,14 @@ class Engine:
 
     # ── workflows ──────────────────────────────────────────────────────
 
-    def set_workflows(self, workflows: Mapping[str, model.Workflow]) -> None:
+    def set_workflows(
+        self, workflows: Mapping[str, model.Workflow], texts: Mapping[str, str] | None = None
+    ) -> None:
         """Make these the engine's workflows: add new ones, re-version changed
-        ones, remove the rest (their running runs finish on their version)."""
-        self._catalog.set_all(workflows)
+        ones, remove the rest (their running runs finish on their version).
+        ``texts`` are the files they were read from, kept with each version for
+        a rollback to write back as the author saved it."""
+        self._catalog.set_all(workflows, texts)
 
     def add_workflow(self, workflow_id: str, workflow: model.Workflow) -> str:
         """Add or update one workflow; returns its version (content hash)."""
@@ -390,7 +404,7 @@ class Engine:
         for _, receipt in receipts:
             receipt.add_done_callback(_retrieved)
         if receipts or decided.rests_on > self.store.settled:
-            await self.durable()
+            await self._durable_waiter()  # as durable(), without a coroutine of its own
         for run_id, receipt in receipts:  # written before the shared request: done by now
             if not receipt.cancelled() and receipt.exception() is not None:
                 self._admission.delivered.forget(run_id)
@@ -403,26 +417,35 @@ class Engine:
 
         Every caller in the same turn of the event loop shares one commit request,
         queued at the end of that turn behind all their writes; a caller that is
-        cancelled leaves the others waiting on it."""
-        barrier = self._barrier
-        if barrier is None:
-            loop = asyncio.get_running_loop()
-            barrier = self._barrier = loop.create_future()
-            barrier.add_done_callback(_retrieved)
-            loop.call_soon(self._commit_barrier, barrier)
-        await asyncio.shield(barrier)
+        cancelled leaves the others waiting on it.
 
-    def _commit_barrier(self, barrier: asyncio.Future[None]) -> None:
+        Each caller waits on a plain future of its own rather than a shield of a shared
+        one: under a flood thousands of callers wait at once, and a shield costs about
+        twenty objects each (a future, two closures and their cells, contexts) that the
+        garbage collector walks again at every collection while they wait."""
+        await self._durable_waiter()
+
+    def _durable_waiter(self) -> asyncio.Future[None]:
+        """A future of the caller's own, settled with this turn's shared commit request."""
+        loop = asyncio.get_running_loop()
+        waiters = self._barrier
+        if waiters is None:
+            waiters = self._barrier = []
+            loop.call_soon(self._commit_barrier, waiters)
+        waiter: asyncio.Future[None] = loop.create_future()
+        waiters.append(waiter)
+        return waiter
+
+    def _commit_barrier(self, waiters: list[asyncio.Future[None]]) -> None:
         """Queue the commit request the callers of :meth:`durable` in this turn share."""
-        if self._barrier is barrier:
+        if self._barrier is waiters:
             self._barrier = None
         try:
             flushed = self.store.flush()
         except Exception as err:  # closed or failed store: the callers must not ack
-            if not barrier.done():
-                barrier.set_exception(err)
+            _settle_waiters(waiters, err)
             return
-        flushed.add_done_callback(lambda done: _settle_barrier(barrier, done))
+        flushed.add_done_callback(partial(_settle_barrier, waiters))
 
     def _offer(
         self, event: NvrEvent, *, durable: bool = False
@@ -524,10 +547,12 @@ class Engine:
         """Run one workflow on one event in Test, whatever its state and limits (the
         try_workflow action): nothing is done, every step is recorded as it would
         have been. The trial takes no limit slot, starts no cooldown and counts in no
-        hourly window; its AI steps draw from ``budget`` (default: a fresh allowance
-        of the workflow's ``ai_per_hour``). Returns the run id once the run has
-        ended or is waiting (a ``wait`` step), with its rows written. Raises
-        :class:`UnknownWorkflowError`."""
+        hourly window or counter; its AI steps draw from ``budget`` (default: a fresh
+        allowance of the workflow's ``ai_per_hour``). Its waits are skipped (recorded
+        as ``skipped`` with how long they would have been), and a run still going when
+        it returns is ended: a trial never resumes later, so it never calls a model or
+        holds a due row after the action answered. Returns the run id once the run has
+        ended, with its rows written. Raises :class:`UnknownWorkflowError`."""
         entry = self._catalog.entries.get(workflow_id)
         if entry is None:
             raise UnknownWorkflowError(f"no workflow {workflow_id!r}")
@@ -535,8 +560,20 @@ class Engine:
         run = self._admission.start_trial(entry, event, allowance)
         if run.task is not None:
             await asyncio.gather(run.task, return_exceptions=True)
+        if run.run_id in self._runs:
+            for due_id in [d for d, due in self._due.rows.items() if due.run_id == run.run_id]:
+                self._due.drop(due_id)
+            self._driver.end_trial(run)
         await self.store.flush()
         return run.run_id
+
+    def held_back(self, workflow_id: str) -> HeldBack | None:
+        """The limit holding the workflow's events back now, if one does: which, since
+        and until when (None once it let go)."""
+        held = self._admission.held.get(workflow_id)
+        if held is None or not held.holds(self._time.now_ts(), self._runs.__contains__):
+            return None
+        return held
 
     # ── running ────────────────────────────────────────────────────────
 
@@ -625,6 +662,13 @@ class Engine:
         )
         return result
 
+    async def version_text(self, workflow_id: str, version: str) -> str | None:
+        """The file text a recorded version was last saved as; None for a version
+        recorded before texts were kept (or without a file). Raises
+        :class:`UnknownVersionError` for a version never recorded."""
+        text: str | None = await self.store.submit(lambda c: version_text(c, workflow_id, version))
+        return text
+
     async def version_workflow(self, workflow_id: str, version: str) -> model.Workflow:
         """The workflow as one recorded version had it (a rollback writes it back).
         Raises :class:`UnknownVersionError`, or :class:`.versions.VersionDecodeError`
@@ -682,15 +726,23 @@ class Engine:
         return removed
 
 
-def _settle_barrier(barrier: asyncio.Future[None], flushed: asyncio.Future[Any]) -> None:
-    if barrier.done():
-        return
+def _settle_barrier(waiters: list[asyncio.Future[None]], flushed: asyncio.Future[Any]) -> None:
+    """Settle every caller of :meth:`Engine.durable` of one turn as its commit settled."""
     if flushed.cancelled():
-        barrier.cancel()
-    elif (err := flushed.exception()) is not None:
-        barrier.set_exception(err)
-    else:
-        barrier.set_result(None)
+        for waiter in waiters:
+            waiter.cancel()  # a no-op on one already done
+        return
+    _settle_waiters(waiters, flushed.exception())
+
+
+def _settle_waiters(waiters: list[asyncio.Future[None]], err: BaseException | None) -> None:
+    for waiter in waiters:
+        if waiter.done():  # its caller was cancelled
+            continue
+        if err is None:
+            waiter.set_result(None)
+        else:
+            waiter.set_exception(err)
 
 
 def _retrieved(future: asyncio.Future[Any]) -> None:

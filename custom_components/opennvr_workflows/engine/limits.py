@@ -6,6 +6,12 @@ depth 3. These decisions sit on the hot path of every matching event, so the
 state is in memory (dictionaries and short deques) and is rebuilt from the run
 database when the engine starts: the runs and model calls of the last hour
 are the durable record the counters are derived from.
+
+Runs of a workflow in Test have limit keys of their own (:data:`TEST_KEY` before the
+camera, track or plate) and their own hourly window of starts: a Test run waiting half an
+hour, or an hour of Test runs, never holds back the first runs once the workflow is On
+(the hourly AI allowance stays one: it bounds what the model is asked, whoever asks).
+When a limit holds an event back, :meth:`WorkflowLimiter.until` says until when.
 """
 
 from __future__ import annotations
@@ -17,6 +23,9 @@ from typing import Final, Literal
 
 OneAtATime = Literal["camera", "track", "plate"]
 HOUR: Final = 3600.0
+#: The limit key prefix of a run of a workflow in Test: its slots, cooldowns and hourly
+#: window are apart from the On runs'.
+TEST_KEY: Final = "test:"
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,14 +59,19 @@ START: Final = Verdict("start")
 class WorkflowLimiter:
     """The limit state of one workflow. Times are epoch seconds."""
 
-    __slots__ = ("_ai_calls", "_starts", "active", "last_start", "settings")
+    __slots__ = ("_ai_calls", "_starts", "_test_starts", "active", "last_start", "settings")
 
     def __init__(self, settings: LimitSettings) -> None:
         self.settings = settings
         self.active: dict[str, str] = {}
         self.last_start: dict[str, float] = {}
         self._starts: deque[float] = deque()
+        #: The starts of Test runs (keys with :data:`TEST_KEY`), counted apart.
+        self._test_starts: deque[float] = deque()
         self._ai_calls: deque[float] = deque()
+
+    def _window(self, key: str) -> deque[float]:
+        return self._test_starts if key.startswith(TEST_KEY) else self._starts
 
     def check(self, key: str, depth: int, now: float) -> Verdict:
         """Decide for a trigger whose run would have chain ``depth``
@@ -71,21 +85,35 @@ class WorkflowLimiter:
         last = self.last_start.get(key)
         if last is not None and now - last < s.cooldown_s:
             return Verdict("drop", "cooldown")
-        if _count(self._starts, now) >= s.per_hour:
+        if _count(self._window(key), now) >= s.per_hour:
             return Verdict("drop", "per_hour")
         return START
+
+    def until(self, key: str, reason: str, now: float) -> float | None:
+        """Until when ``reason`` (a drop's) holds events of ``key`` back: the end of the
+        cooldown, or when the oldest start of the hour leaves the window; None when no
+        time ends it (``chain_depth``, a run that is still going)."""
+        if reason == "cooldown":
+            last = self.last_start.get(key)
+            return None if last is None else last + self.settings.cooldown_s
+        if reason == "per_hour":
+            window = self._window(key)
+            _count(window, now)
+            return window[0] + HOUR if window else None
+        return None
 
     def started(self, key: str, run_id: str, at: float) -> None:
         self.active[key] = run_id
         self.last_start[key] = at
-        self._starts.append(at)
+        self._window(key).append(at)
 
     def ended(self, key: str, run_id: str) -> None:
         if self.active.get(key) == run_id:
             del self.active[key]
 
-    def runs_last_hour(self, now: float) -> int:
-        return _count(self._starts, now)
+    def runs_last_hour(self, now: float, *, test: bool = False) -> int:
+        """The starts of the last hour, of On runs (``test``: of Test runs)."""
+        return _count(self._test_starts if test else self._starts, now)
 
     # ── AI allowance ───────────────────────────────────────────────────
 
@@ -106,7 +134,7 @@ class WorkflowLimiter:
         """Rebuild from the database: ``starts`` are (key, epoch) of the last
         hour's runs, oldest first; ``ai_calls`` the last hour's model calls."""
         for key, at in starts:
-            self._starts.append(at)
+            self._window(key).append(at)
             self.last_start[key] = max(at, self.last_start.get(key, at))
         self._ai_calls.extend(sorted(ai_calls))
 

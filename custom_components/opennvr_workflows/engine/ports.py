@@ -65,6 +65,11 @@ class RunContext:
     #: itself; a host that finds an action moves things by its effect (a notify service
     #: behind a speaker) refuses it when this is set.
     needs_person: bool = False
+    #: A trial (the try_workflow action): the host looks at the event's own picture, not
+    #: the camera's now, and keeps nothing of it as the workflow's.
+    trial: bool = False
+    #: The run waited and goes on now (see ``ActiveRun.resumed``).
+    resumed: bool = False
 
     @property
     def key(self) -> str:

@@ -87,6 +87,17 @@ def workflow_versions(conn: sqlite3.Connection, workflow_id: str) -> list[dict[s
     return [{"version": r[0], "created_at": r[1], "runs": r[2]} for r in rows]
 
 
+def version_text(conn: sqlite3.Connection, workflow_id: str, version: str) -> str | None:
+    """The file text one version was last saved as (None: not kept, see ``saved_text``)."""
+    row = conn.execute(
+        "SELECT saved_text FROM workflow_versions WHERE workflow_id=? AND version=?",
+        (workflow_id, version),
+    ).fetchone()
+    if row is None:
+        raise UnknownVersionError(f"no version {version!r} of workflow {workflow_id!r}")
+    return None if row[0] is None else str(row[0])
+
+
 def version_source(conn: sqlite3.Connection, workflow_id: str, version: str) -> str:
     """The stored JSON form of one version (see :mod:`.versions`)."""
     row = conn.execute(

@@ -101,6 +101,8 @@ def run_context(
         trigger=run.event,
         ai_derived=run.ai_derived if ai_derived is None else ai_derived,
         needs_person=needs_person,
+        trial=run.trial,
+        resumed=run.resumed,
     )
 
 

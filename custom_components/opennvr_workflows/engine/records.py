@@ -107,6 +107,9 @@ class ActiveRun:
     #: AI steps draw from ``ai_budget`` instead of the hourly allowance.
     trial: bool = False
     ai_budget: AiBudget | None = None
+    #: The run has waited (a wait, a person, a restart) and goes on now: the host says
+    #: "resumed", not "started", at its first effect after that.
+    resumed: bool = False
     #: The placeholders AI steps of ``workflow`` define (:func:`.taint.ai_names`), once.
     ai_names: frozenset[str] | None = None
 
@@ -142,13 +145,47 @@ class WorkflowStatus:
 class EngineUpdate:
     """Something changed that a host may show: ``kind`` is run_started,
     run_waiting, run_ended, seen_again, approval_opened, approval_closed,
-    workflow_state, run_marked, or site_paused (``workflow_id`` empty: the whole
-    site was paused or resumed, ``detail["paused"]`` says which)."""
+    workflow_state, run_marked, held_back (a limit held an event back: ``detail`` is
+    :meth:`HeldBack.as_dict`, said once per hold), or site_paused (``workflow_id`` empty:
+    the whole site was paused or resumed, ``detail["paused"]`` says which)."""
 
     kind: str
     workflow_id: str
     run_id: str | None = None
     detail: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class HeldBack:
+    """A limit held one of a workflow's events back, so no run started for it.
+
+    ``limit`` is ``one_at_a_time`` (the event joined ``run_id``, still going: "seen
+    again"), ``cooldown``, ``per_hour`` or ``chain_depth``; ``until`` when it lets go (the
+    cooldown's end, the hour's oldest start leaving the window, the joined run's wait
+    ending), None when no time ends it; ``test`` whether the limit is the Test runs'.
+    A person reads it to know why nothing ran, and until when."""
+
+    limit: str
+    at: float
+    until: float | None = None
+    run_id: str | None = None
+    test: bool = False
+
+    def holds(self, now: float, active: Callable[[str], bool]) -> bool:
+        """Whether it still holds at ``now`` (``active``: whether a run is going): a
+        joined run holds while it goes, a cooldown or an hour until it ends."""
+        if self.run_id is not None:
+            return active(self.run_id)
+        return self.until is not None and now < self.until
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "limit": self.limit,
+            "at": self.at,
+            "until": self.until,
+            "run_id": self.run_id,
+            "test": self.test,
+        }
 
 
 @dataclass(slots=True)

@@ -20,6 +20,7 @@ from ..workflow import model
 from .admission import DELIVERED_WINDOW_S, REDELIVERING
 from .catalog import Catalog
 from .events import NvrEvent
+from .limits import TEST_KEY
 from .ports import SiteClock
 from .records import ActiveRun, ApprovalRecord, StepRecord
 from .store import Store, chunks
@@ -91,10 +92,13 @@ def load(conn: sqlite3.Connection, now: float) -> Loaded:
         ).fetchall(),
         marks=conn.execute("SELECT run_id, right, ai_steps FROM workflow_marks").fetchall(),
         versions=versions,
-        # Trials (limit key "trial:...") count against neither hourly window.
+        # Trials (limit key "trial:...") count against neither hourly window; a Test run
+        # counts in the Test runs' (its key marked so, also for a run stored before Test
+        # runs had keys of their own).
         starts=conn.execute(
-            "SELECT workflow_id, limit_key, started_at FROM workflow_runs WHERE started_at > ? "
-            "AND limit_key NOT LIKE 'trial:%' ORDER BY started_at",
+            "SELECT workflow_id, CASE WHEN test AND limit_key NOT LIKE 'test:%' "
+            "THEN 'test:' || limit_key ELSE limit_key END, started_at FROM workflow_runs "
+            "WHERE started_at > ? AND limit_key NOT LIKE 'trial:%' ORDER BY started_at",
             (hour_ago,),
         ).fetchall(),
         ai_calls=conn.execute(
@@ -160,7 +164,9 @@ def restore_runs(
     loaded: Loaded, catalog: Catalog, into: dict[str, ActiveRun], store: Store, clock: SiteClock
 ) -> None:
     """Rebuild the active runs on the workflow version each started with; a run whose
-    version cannot be read is failed in ``store``."""
+    version cannot be read is failed in ``store``, and a trial the last stop caught
+    (the try_workflow action answers only once its runs ended) is ended there: a trial
+    never goes on after its action."""
     steps = _steps_by_run(loaded.steps)
     workflows: dict[tuple[str, str], model.Workflow] = {}
     for row in loaded.runs:
@@ -178,6 +184,11 @@ def restore_runs(
             _unknown,
             started_at,
         ) = row
+        if str(key).startswith("trial:"):
+            _end_trial(store, clock, run_id)
+            continue
+        if test and not str(key).startswith(TEST_KEY):
+            key = TEST_KEY + key  # stored before Test runs had limits of their own
         workflow = workflows.get((workflow_id, version))
         if workflow is None:
             entry = catalog.entries.get(workflow_id)
@@ -204,7 +215,8 @@ def restore_runs(
             test=bool(test),
             started_at=started_at,
             status=status,
-            trial=str(key).startswith("trial:"),
+            # It goes on from where the stop left it: a resume, not a start.
+            resumed=True,
             seen_again=seen_again,
             # Counted from the steps, not the run's column: that column is written when
             # the run ends, and a crash between marking a step unknown and the run's end
@@ -216,6 +228,19 @@ def restore_runs(
         into[run_id] = run
         limiter = catalog.limiter(workflow_id, workflow)
         limiter.active[key] = run_id
+
+
+def _end_trial(store: Store, clock: SiteClock, run_id: str) -> None:
+    """End a trial run a stop caught, with what it waited on."""
+
+    def write(conn: sqlite3.Connection) -> None:
+        conn.execute(
+            "UPDATE workflow_runs SET status='cancelled', ended_at=?, error=? WHERE id=?",
+            (clock.now_ts(), "the trial ended before the run did", run_id),
+        )
+        conn.execute("DELETE FROM workflow_due WHERE run_id=?", (run_id,))
+
+    store.submit_nowait(write)
 
 
 def _fail_unreadable(store: Store, clock: SiteClock, run_id: str, error: str) -> None:

@@ -221,7 +221,14 @@ INSERT INTO workflow_history (run_id, step_path, workflow_id, at, camera_id, eve
 INSERT INTO workflow_history_text (workflow_history_text) VALUES ('rebuild')
 """
 
+#: The text of the workflow file each version was read from, as its author saved it (with
+#: the comments and layout a rollback writes back; the JSON ``source`` is the model only).
+#: NULL for versions recorded before it was kept, and for workflows built without a file.
+_V4: Final = """
+ALTER TABLE workflow_versions ADD COLUMN saved_text TEXT
+"""
+
 #: Migration n (1-based) takes a file from user_version n-1 to n.
-MIGRATIONS: Final[tuple[str, ...]] = (_V1, _V2, _V3)
+MIGRATIONS: Final[tuple[str, ...]] = (_V1, _V2, _V3, _V4)
 
 SCHEMA_VERSION: Final = len(MIGRATIONS)

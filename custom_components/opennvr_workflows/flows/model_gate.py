@@ -49,11 +49,25 @@ EVALUATION_TIMEOUT_S: Final = 180.0
 
 def gate_placeholders(settings: Mapping[str, Any]) -> dict[str, str]:
     """The figures the evaluation pages show: the model to measure, and the stored
-    result (``-`` when none is stored or it was measured on another model)."""
+    result (``-`` when none is stored or it was measured on another model); ``stored``
+    says that result in a sentence, or, when there is none, what to do instead of a row of
+    empty figures."""
     model = str(settings.get(CONF_VISION_MODEL) or "")
     gate = GateResult.from_option(settings.get(CONF_MODEL_GATE))
     same = gate is not None and gate.model == model
+    if gate is not None and same:
+        stored = (
+            f"Stored for {model}: {gate.right} of {gate.rows} right, interval "
+            f"{gate.wilson_low:.2f} to {gate.wilson_high:.2f}, measured {gate.date}."
+        )
+    else:
+        stored = (
+            f"{model or 'The model'} has not been measured yet: turn on Measure the model "
+            "now and submit to measure it, or leave it off to save the model settings "
+            "without Investigate steps and Describe it."
+        )
     return {
+        "stored": stored,
         "model": model or "-",
         "threshold": f"{GATE_THRESHOLD:.2f}",
         "right": str(gate.right) if gate and same else "-",

@@ -60,7 +60,9 @@ from ..host.approvals.people import people as active_people
 from ..host.effects.judge import ActionJudge
 from ..host.effects.privacy import leaves_the_house
 from ..host.settings import Retention
+from ..workflow import Workflow, template_names, template_text, validate_text
 from ..workflow.vocabulary import ANSWER_FRESH_S
+from ..workflow.walk import camera_roles_in
 from .home_cases import home_cases_option, home_cases_schema
 from .model_gate import CONF_RUN_EVALUATION, async_measure, gate_placeholders, workflow_lines
 from .steps import TransportAndAISteps, merge_options
@@ -97,6 +99,23 @@ def _multiline() -> TextSelector:
 def parse_names(text: str) -> list[str]:
     """Names separated by commas, spaces or lines, each once, in the order given."""
     return list(dict.fromkeys(n for n in re.split(r"[\s,]+", text) if n))
+
+
+def roles_wanted(
+    files: Sequence[tuple[Workflow | None, str | None]], mapped: set[str]
+) -> list[str]:
+    """The camera roles the workflow folder's files name (the templates', for an empty
+    folder), those no camera plays yet first: what the Camera roles page offers, so a
+    first setup maps ``front_door`` and ``gate``, the roles its workflows wait for. A file
+    refused for this site (a role not mapped yet) is read against the contract alone.
+    Runs in the executor: it reads the templates and validates."""
+    texts = [text for workflow, text in files if workflow is None and text]
+    if not files:
+        texts = [template_text(name) for name in template_names()]
+    workflows = [w for w, _ in files if w is not None]
+    workflows += [w for text in texts if (w := validate_text(text).workflow) is not None]
+    roles = list(dict.fromkeys(r for w in workflows for r in camera_roles_in(w)))
+    return sorted(roles, key=lambda r: r in mapped)
 
 
 def parse_roles(text: str) -> list[str]:
@@ -348,7 +367,15 @@ class OpenNVRWorkflowsOptionsFlow(TransportAndAISteps, OptionsFlowWithReload):
         if typed:
             # What was typed stays on the form, mistakes included, for the person to fix.
             schema = self.add_suggested_values_to_schema(schema, typed)
-        return self.async_show_form(step_id="camera_roles", data_schema=schema, errors=errors)
+        host = self.config_entry.runtime_data.workflows
+        files = [] if host is None else [(f.workflow, f.text) for f in host.files.values()]
+        wanted = await self.hass.async_add_executor_job(roles_wanted, files, set(current))
+        return self.async_show_form(
+            step_id="camera_roles",
+            data_schema=schema,
+            errors=errors,
+            description_placeholders={"roles": ", ".join(wanted)},
+        )
 
     # ── approvers ────────────────────────────────────────────────────────
 

@@ -39,6 +39,7 @@ from .model.port import HaAiPort
 from .model.watch import ModelWatch
 from .permissions import needs_admin_to_turn_on
 from .runs.context import SentLedger
+from .runs.held import HeldLog
 from .settings import HostSettings
 from .site_pause import SitePause
 from .skills import site_skills
@@ -63,6 +64,10 @@ class WorkflowFile:
     path: Path
     text: str | None
     report: Report
+    #: The name the text gives itself when the file did not load, read with the file in
+    #: the executor (:func:`read_declared_name`): every entity of the workflow asks for it
+    #: while it is set up, on the event loop.
+    declared: str | None = None
 
     @property
     def workflow(self) -> Workflow | None:
@@ -79,12 +84,18 @@ class WorkflowFile:
         name wherever a person reads it); None for a file that is unreadable or names none."""
         if self.workflow is not None:
             return self.workflow.name
-        located, _ = load_yaml(self.text) if self.text is not None else (None, [])
-        data = located.data if located is not None else None
-        name = data.get("name") if isinstance(data, dict) else None
-        if not isinstance(name, str) or not name.strip():
-            return None
-        return name.strip()
+        return self.declared
+
+
+def read_declared_name(text: str | None) -> str | None:
+    """The ``name:`` a workflow file's text gives, valid or not (None: unreadable, or none).
+    Parses YAML: call it in the executor."""
+    located, _ = load_yaml(text) if text is not None else (None, [])
+    data = located.data if located is not None else None
+    name = data.get("name") if isinstance(data, dict) else None
+    if not isinstance(name, str) or not name.strip():
+        return None
+    return name.strip()
 
 
 class WorkflowHost:
@@ -176,6 +187,14 @@ class WorkflowHost:
         self.desk.engine = self.engine
         #: The site switch that pauses every workflow (:mod:`.site_pause`).
         self.pause = SitePause(hass, entry_id, self.engine, self.desk.texts)
+        #: The logbook line of each limit that holds an event back (:mod:`.runs.held`).
+        self._held_log = HeldLog(
+            hass,
+            self.desk.texts,
+            workflow_entity,
+            self._workflow_name,
+            self.effects.contexts.lineage,
+        )
 
     # ── lifecycle ──────────────────────────────────────────────────────
 
@@ -202,6 +221,7 @@ class WorkflowHost:
         await self.desk.async_start(self.engine)
         self._unsubscribe.append(self.hub.subscribe_durable(self.dispatch))
         self._unsubscribe.append(self.engine.subscribe(self._on_update))
+        self._unsubscribe.append(self.engine.subscribe(self._held_log))
         # Person-in-zone triggers: the detector's tracks and the site's zones become
         # events, only while a runnable workflow waits for them.
         self._unsubscribe.append(
@@ -294,7 +314,9 @@ class WorkflowHost:
         )
         self.files = loaded
         self.engine.set_workflows(
-            {w: f.workflow for w, f in loaded.items() if f.workflow is not None}
+            {w: f.workflow for w, f in loaded.items() if f.workflow is not None},
+            # Each version keeps the text it was saved as, for a rollback to write back.
+            {w: f.text for w, f in loaded.items() if f.workflow is not None and f.text},
         )
         self._sync_file_issues()
         self._changed()
@@ -414,6 +436,10 @@ class WorkflowHost:
             self._sync_attention_issues()
         self._changed()
 
+    def _workflow_name(self, workflow_id: str) -> str | None:
+        loaded = self.files.get(workflow_id)
+        return loaded.workflow.name if loaded is not None and loaded.workflow else None
+
     async def _picture_of(self, workflow_id: str, run_id: str) -> bytes | None:
         """The picture the run's AI step looked at (kept per run, also after a restart)."""
         evidence = await self.evidence_store.async_read(run_id)
@@ -465,7 +491,10 @@ def load_folder(folder: Path, site: SiteProfile) -> dict[str, WorkflowFile]:
             report = Report.of([Problem(item.code, item.error or "unreadable")])
         else:
             report = validate_text(item.text, site=site)
-        loaded[item.workflow_id] = WorkflowFile(item.workflow_id, item.path, item.text, report)
+        declared = None if report.workflow is not None else read_declared_name(item.text)
+        loaded[item.workflow_id] = WorkflowFile(
+            item.workflow_id, item.path, item.text, report, declared
+        )
     return loaded
 
 

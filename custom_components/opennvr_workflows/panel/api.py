@@ -241,8 +241,9 @@ ws_validate = _action_command(
 async def ws_templates(
     hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
 ) -> None:
+    """The templates, each with what this site lacks for it and whether it is installed."""
     host = host_for(hass, msg.get(ATTR_CONFIG_ENTRY_ID))
-    rows = await hass.async_add_executor_job(template_rows, host)
+    rows = await hass.async_add_executor_job(template_rows, host, frozenset(host.files))
     connection.send_result(msg["id"], {"templates": rows})
 
 

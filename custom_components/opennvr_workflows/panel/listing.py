@@ -1,5 +1,5 @@
 """The workflow list as the panel shows it: one row per file of the folder, with the
-engine's state (or why the file is not loaded), the last run and the marked accuracy.
+engine's state (or, as to-dos, why it does not run), the last run and the marked accuracy.
 
 A reader sees the workflows that name only cameras they may see, and as the last run the
 latest one that touched only such cameras (:mod:`..host.read_scope`)."""
@@ -13,7 +13,8 @@ from ..host.permissions import Caller
 from ..host.read_scope import may_see_run, visible_workflows
 from ..host.runs.actions import accuracy_data
 from ..host.workflows import WorkflowFile, WorkflowHost
-from .timeline import decision_of, is_trial
+from .timeline import decision_of, held_back, is_trial
+from .todos import todos
 
 #: The state shown for a file the validator refused (the engine does not hold it).
 INVALID = "invalid"
@@ -37,7 +38,10 @@ async def workflow_rows(host: WorkflowHost, caller: Caller) -> list[dict[str, An
             if may_see_run(caller, host, shown):
                 detail = shown
                 break
-        rows.append(_row(host, loaded, status, detail))
+        row = _row(host, loaded, status, detail)
+        # Why nothing runs now, when a limit holds its events back (and until when).
+        row["held_back"] = await held_back(host, caller, workflow_id)
+        rows.append(row)
     rows.sort(key=lambda r: (str(r["name"]).casefold(), r["workflow_id"]))
     return rows
 
@@ -55,15 +59,18 @@ def _row(
         "entry_id": host.entry_id,
         "workflow_id": loaded.workflow_id,
         "file": loaded.path.name,
-        # A file the validator refused has no name of its own: the list shows the file's.
-        "name": (status.name if status else None)
-        or (workflow.name if workflow else None)
-        or loaded.path.name,
+        # A file the validator refused still has the name its author wrote (the file's
+        # name only when it has none).
+        "name": (status.name if status else None) or loaded.declared_name or loaded.path.name,
         "description": workflow.description if workflow else None,
         "state": status.state if status else INVALID,
         "reason": status.reason if status else None,
         "version": status.version if status else None,
         "problems": [p.as_dict() for p in loaded.errors],
+        # What to do before it runs (:mod:`.todos`): empty for a workflow that runs.
+        "todos": todos(
+            loaded.errors, status.reason if status and status.state == "needs_attention" else None
+        ),
         "needs_admin_to_turn_on": host.needs_admin_to_turn_on(workflow) if workflow else False,
         "last_run": _last_run(last),
         "accuracy": summary(accuracy),

@@ -44,6 +44,9 @@ from ..host.workflows import WorkflowHost
 from .hosts import loaded_hosts
 
 Send = Callable[[dict[str, Any]], None]
+#: What an update carries for the host only: a held event's chain names runs of other
+#: workflows (the host's logbook line descends from it, :mod:`..host.runs.held`).
+_HOST_ONLY = frozenset({"chain"})
 
 
 class _Gate:
@@ -126,7 +129,9 @@ class _Followed:
                     "kind": update.kind,
                     "workflow_id": update.workflow_id,
                     "run_id": update.run_id,
-                    "detail": update.detail or {},
+                    "detail": {
+                        k: v for k, v in (update.detail or {}).items() if k not in _HOST_ONLY
+                    },
                 },
             )
 

@@ -1,16 +1,23 @@
-"""The templates gallery: each shipped template with what it needs and what this site
-still lacks for it (a skill, a camera role to map), as the validator says."""
+"""The templates gallery: each shipped template with what it needs, what this site still
+lacks for it (a skill, a camera role to map), as the validator says, and whether the folder
+already holds it (the gallery then offers to replace it or to save a copy under a free
+name, rather than a Save that is refused)."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from ..host.workflows import SITE_CODES, WorkflowHost
 from ..workflow import template_names, template_text, validate_text
 
+#: How many copies of one template the gallery names before it gives up suggesting one.
+_COPIES = 100
 
-def template_rows(host: WorkflowHost) -> list[dict[str, Any]]:
-    """Every template, sorted by name (blocking: reads the package's files)."""
+
+def template_rows(host: WorkflowHost, installed: Collection[str]) -> list[dict[str, Any]]:
+    """Every template, sorted by name (blocking: reads the package's files); ``installed``
+    are the workflow ids of the folder's files (read on the event loop)."""
     rows = []
     for name in template_names():
         text = template_text(name)
@@ -27,6 +34,18 @@ def template_rows(host: WorkflowHost) -> list[dict[str, Any]]:
                 "ready": here.ok,
                 "missing": missing,
                 "yaml": text,
+                # The folder's file of this name (its workflow id), if there is one.
+                "installed": name in installed,
+                "copy_name": copy_name(name, installed),
             }
         )
     return rows
+
+
+def copy_name(name: str, taken: Collection[str]) -> str | None:
+    """A file name for a copy of ``name`` that no workflow of the folder has."""
+    for n in range(1, _COPIES + 1):
+        candidate = f"{name}_copy" if n == 1 else f"{name}_copy_{n}"
+        if candidate not in taken:
+            return candidate
+    return None

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from ..host.permissions import Caller
-from ..host.read_scope import may_see_run
+from ..host.read_scope import may_see_run, visible_run
 from ..host.workflows import WorkflowHost
 from ..workflow import Workflow, walk_steps
 from ..workflow.model import AIStep, AskPersonStep
@@ -61,7 +61,7 @@ async def timeline_page(
     decision: str | None,
     mode: str,
 ) -> dict[str, Any]:
-    """One page: ``{workflow_id, runs, more, decisions}``."""
+    """One page: ``{workflow_id, runs, more, decisions, held_back}``."""
     rows = [
         r
         for r in await host.engine.runs(workflow_id, MAX_SCAN)
@@ -90,7 +90,21 @@ async def timeline_page(
         "runs": page,
         "more": more,
         "decisions": decisions(loaded.workflow if loaded else None),
+        "held_back": await held_back(host, caller, workflow_id),
     }
+
+
+async def held_back(host: WorkflowHost, caller: Caller, workflow_id: str) -> dict[str, Any] | None:
+    """The limit holding the workflow's events back now (``{limit, at, until, run_id,
+    test}``, times as timestamps), so the panel says why nothing runs and until when;
+    None when none holds. The run it joined is named only to a caller who may see it."""
+    held = host.engine.held_back(workflow_id)
+    if held is None:
+        return None
+    shown = held.as_dict()
+    if held.run_id is not None and await visible_run(caller, host, held.run_id) is None:
+        shown["run_id"] = None
+    return shown
 
 
 def _row(detail: Mapping[str, Any], decision: str | None) -> dict[str, Any]:

@@ -44,6 +44,7 @@ from jsonschema.exceptions import ValidationError
 
 from .paths import PathPart, format_path
 from .problems import Problem
+from .suggest import did_you_mean, name_form
 from .vocabulary import MAX_STEPS
 from .yaml_loader import Located
 
@@ -274,6 +275,7 @@ def _message(error: ValidationError, code: str, unknown_key: str = "") -> str:
         return (
             f"{names} is not a key of {_article(what)}; the keys are: {allowed}. The contract is "
             "additive-only, so an unknown key is refused rather than ignored"
+            + did_you_mean(unknown_key, schema.get("properties", {}))
         )
     if keyword == "required":
         missing = (
@@ -317,6 +319,7 @@ def _message(error: ValidationError, code: str, unknown_key: str = "") -> str:
             f"{_describe(value)} is not a camera role: cameras are named by role (front_door, "
             "driveway: lower-case letters, digits, _ and -), never by an OpenNVR camera id or a "
             "Home Assistant entity id, so the workflow works in another home"
+            + _as_name(value, schema)
         )
     if code == "WF-WHO-NOT-ROLE":
         return (
@@ -348,8 +351,10 @@ def _message(error: ValidationError, code: str, unknown_key: str = "") -> str:
         return f"{_describe(value)} should be {' or '.join(_JSON_TYPES.get(n, n) for n in types)}"
     if keyword in ("enum", "const"):
         options = wanted if keyword == "enum" else [wanted]
-        return f"{_describe(value)} is not allowed here; use one of: " + ", ".join(
-            str(o) for o in options
+        return (
+            f"{_describe(value)} is not allowed here; use one of: "
+            + ", ".join(str(o) for o in options)
+            + did_you_mean(value, (str(o) for o in options))
         )
     if keyword in ("minimum", "maximum"):
         low, high = schema.get("minimum"), schema.get("maximum")
@@ -371,8 +376,20 @@ def _message(error: ValidationError, code: str, unknown_key: str = "") -> str:
     if keyword == "pattern":
         description = schema.get("description")
         hint = f" ({description})" if description else ""
-        return f"{_describe(value)} does not have the required form{hint}"
+        return f"{_describe(value)} does not have the required form{hint}" + _as_name(value, schema)
     return error.message
+
+
+def _as_name(value: object, schema: dict[str, Any]) -> str:
+    """``; did you mean `fence_line`?`` when ``value`` written as a name fits the pattern
+    it failed (a person wrote the name as they read it: "Fence line")."""
+    pattern = schema.get("pattern")
+    if not isinstance(value, str) or not isinstance(pattern, str):
+        return ""
+    form = name_form(value)
+    if form == value or not ecma_pattern(pattern).search(form):
+        return ""
+    return f"; did you mean `{form}`?"
 
 
 def _article(what: str) -> str:

@@ -2,7 +2,9 @@
 
 A file is checked in three stages, each only once the one before passed: the ``contract`` key
 (a file for another contract version is refused before anything else is read into it), the JSON
-Schema (the shape), then the semantic checks of :mod:`.checks` on the typed model. Text, parsed
+Schema (the shape), then the semantic checks of :mod:`.checks` on the typed model. A file with
+structural problems also gets the semantic errors that can be told apart from them (best
+effort), so a person sees every mistake in one pass. Text, parsed
 data and a model built in code all go through the same stages, so the engine, the import UI,
 the command line and CI refuse the same files for the same reasons.
 
@@ -126,11 +128,48 @@ def _validate_located(located: Located, site: SiteProfile | None) -> Report:
         )
     ]
     if structural:
-        return Report.of(contract + structural)
+        return Report.of(contract + structural + _semantic_beside(located, site, structural))
     assert isinstance(located.data, dict)
     workflow = parse_workflow(located.data)
     semantic = check_workflow(workflow, locate=located.locate, site=site)
     return Report.of(contract + semantic, workflow)
+
+
+def _semantic_beside(
+    located: Located, site: SiteProfile | None, structural: list[Problem]
+) -> list[Problem]:
+    """The semantic errors of a file that also has structural ones, where they can be told.
+
+    A person fixing a file wants every mistake at once, not one more after each save. The
+    typed model is only defined for data that fits the schema, so this is best effort: the
+    model is built from the data as it is, and when building or checking it fails, the
+    structural problems stand alone. Only errors are kept (a warning about a half-written
+    file is noise), and none at, above or under a place a structural problem names: those
+    would be the same mistake said twice, or a consequence of it.
+    """
+    assert isinstance(located.data, dict)
+    try:
+        workflow = parse_workflow(located.data)
+        found = check_workflow(workflow, locate=located.locate, site=site)
+    except Exception:  # data outside the schema: the model may not be built from it
+        return []
+    taken = [p.path for p in structural]
+    return [
+        p
+        for p in found
+        if p.severity == "error"
+        and p.path != "$"
+        and not any(_related(p.path, path) for path in taken)
+    ]
+
+
+def _related(first: str, second: str) -> bool:
+    """Whether two JSON paths are the same place, or one lies inside the other."""
+    return _inside(first, second) or _inside(second, first)
+
+
+def _inside(inner: str, outer: str) -> bool:
+    return inner == outer or inner.startswith((f"{outer}.", f"{outer}["))
 
 
 def _contract_problems(located: Located) -> tuple[list[Problem], bool]:

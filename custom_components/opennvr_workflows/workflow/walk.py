@@ -8,10 +8,26 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from .model import AIStep, AskPersonStep, CallStep, ForEachStep, IfStep, Step, Workflow
+from .model import (
+    ActionStep,
+    AIStep,
+    AskPersonStep,
+    CallStep,
+    CameraCondition,
+    Condition,
+    ForEachCameras,
+    ForEachEvents,
+    ForEachStep,
+    IfStep,
+    LookSpec,
+    PtzPresetAction,
+    SaveClipAction,
+    Step,
+    Workflow,
+)
 from .paths import PathPart, format_path
 
-__all__ = ["step_paths", "walk_steps"]
+__all__ = ["camera_roles_in", "step_paths", "walk_steps"]
 
 
 def _outcome_key(step: Step, outcome: str) -> str:
@@ -46,3 +62,36 @@ def walk_steps(workflow: Workflow) -> Iterator[tuple[str, Step]]:
         yield format_path(parts), step
     for parts, step in step_paths(workflow.always, ("always",)):
         yield format_path(parts), step
+
+
+def camera_roles_in(workflow: Workflow) -> tuple[str, ...]:
+    """Every camera role the workflow names, in file order, each once: its trigger's
+    cameras, camera conditions, Look cameras, for_each cameras, clips and PTZ presets.
+
+    What the options' Camera roles page offers: the roles the home's workflows wait for,
+    rather than made-up examples."""
+    found: dict[str, None] = {}
+
+    def add(*roles: str | None) -> None:
+        found.update((r, None) for r in roles if r)
+
+    def conditions(items: tuple[Condition, ...]) -> None:
+        for condition in items:
+            if isinstance(condition, CameraCondition):
+                add(*condition.roles)
+
+    add(*getattr(workflow.when, "cameras", ()))
+    conditions(workflow.conditions)
+    for _, step in walk_steps(workflow):
+        match step:
+            case AIStep(spec=LookSpec(camera=camera)):
+                add(camera)
+            case IfStep(conditions=items):
+                conditions(items)
+            case ForEachStep(items=ForEachCameras(cameras=roles) | ForEachEvents(cameras=roles)):
+                add(*roles)
+            case ActionStep(action=SaveClipAction(camera=camera) | PtzPresetAction(camera=camera)):
+                add(camera)
+            case _:
+                pass
+    return tuple(found)

@@ -17,7 +17,8 @@ the number 1320. A workflow file is a public contract read by people, so this re
 * caps the text's size, its nesting depth and its number of values;
 * builds the data from the parser's event stream with an explicit stack, so no input can
   exhaust Python's recursion limit;
-* reports every problem it can find in one pass, each with a line and column.
+* reports every problem it can find in one pass, each with a line and column (a syntax
+  error in plain words, at the line to fix: :mod:`.yaml_errors`).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ import yaml
 
 from .paths import PathPart, format_path
 from .problems import Problem
+from .yaml_errors import syntax_problem
 
 __all__ = [
     "LINE_SEPARATORS",
@@ -433,10 +435,7 @@ def load_yaml(text: str) -> tuple[Located | None, list[Problem]]:
     except _Stop:
         pass
     except yaml.MarkedYAMLError as err:
-        mark = err.problem_mark or err.context_mark
-        line, column = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
-        what = " ".join(p for p in (err.context, err.problem) if p) or "not valid YAML"
-        reader.problems.append(Problem("WF-YAML-SYNTAX", f"YAML syntax: {what}", "$", line, column))
+        reader.problems.append(syntax_problem(err, text))
     except yaml.YAMLError as err:
         reader.problems.append(Problem("WF-YAML-SYNTAX", f"YAML syntax: {err}", "$", 1, 1))
     if reader.problems:

@@ -7,14 +7,16 @@ person who is not asked. Listing shows a person the questions they are asked; an
 sees every open question, marked whether they may answer it.
 
 * ``opennvr_workflows/approvals/list`` -> ``{approvals: [...]}`` (no tokens, ever);
-* ``opennvr_workflows/approvals/answer`` ``{approval_id, reply}`` -> ``{approval_id, reply}``,
-  or an error whose code is the refusal (``not_addressee``, ``closed``, ...).
+* ``opennvr_workflows/approvals/answer`` ``{approval_id, reply, source?}`` -> ``{approval_id,
+  reply}``, or an error whose code is the refusal (``not_addressee``, ``closed``, ...).
+  ``source`` is where the person answered: ``panel`` (the default) or ``card`` (the
+  dashboard card), so the logbook and the question's trace say which.
 * ``answer_approval`` (action) -> the same, or a translated validation error.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 import probatio as vol
 from homeassistant.components import websocket_api
@@ -25,6 +27,9 @@ from ..errors import invalid
 from ..ws_doors import async_register_gated
 from .desk import ApprovalDesk, Outcome, serving_desks
 from .people import user_name
+
+#: Where a websocket answer was given, as the logbook and the trace name it.
+WS_SOURCES: Final = {"panel": "panel", "card": "dashboard card"}
 
 
 def desks(hass: HomeAssistant) -> list[ApprovalDesk]:
@@ -92,13 +97,15 @@ async def ws_list(
         vol.Required("type"): f"{DOMAIN}/approvals/answer",
         vol.Required("approval_id"): str,
         vol.Required("reply"): str,
+        vol.Optional("source", default="panel"): vol.In(tuple(WS_SOURCES)),
     }
 )
 @websocket_api.async_response
 async def ws_answer(
     hass: HomeAssistant, connection: websocket_api.ActiveConnection, msg: dict[str, Any]
 ) -> None:
-    done = await _answer(hass, msg["approval_id"], msg["reply"], connection.user.id, "panel")
+    via = WS_SOURCES[msg["source"]]
+    done = await _answer(hass, msg["approval_id"], msg["reply"], connection.user.id, via)
     if not done.ok:
         code = done.reason.removeprefix("approval_refused_")
         connection.send_error(msg["id"], code, done.text or code)

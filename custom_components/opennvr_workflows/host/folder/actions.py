@@ -31,7 +31,7 @@ from ..errors import failed, invalid, listed, problem_text
 from ..read_scope import action_caller, visible_workflow
 from ..workflows import WorkflowHost
 from . import files as folder_io
-from .preview import in_test_state, preview
+from .preview import in_state, in_test_state, preview
 
 #: The engine's states a file can hold (needs_attention is not one).
 _FILE_STATES: Final[dict[str, State]] = {"off": "off", "test": "test", "on": "on"}
@@ -97,7 +97,12 @@ async def async_export(hass: HomeAssistant, call: ServiceCall) -> ServiceRespons
 
 async def async_rollback(hass: HomeAssistant, call: ServiceCall) -> ServiceResponse:
     """Write a version the engine recorded back to the workflow's file, in the state the
-    workflow is in now, and reload."""
+    workflow is in now, and reload.
+
+    The file gets the text that version was saved as, the author's comments and layout
+    included, with only its ``state:`` line set to the current state. A version recorded
+    before texts were kept (or one whose text no longer reads back as that version) is
+    written in the canonical form, with a first comment that says so."""
     host = host_of(hass, call)
     loaded = workflow_file(host, call.data["workflow"])
     workflow_id, version = loaded.workflow_id, call.data["version"]
@@ -108,12 +113,12 @@ async def async_rollback(hass: HomeAssistant, call: ServiceCall) -> ServiceRespo
         )
     try:
         old = await host.engine.version_workflow(workflow_id, version)
+        saved = await host.engine.version_text(workflow_id, version)
     except (UnknownVersionError, VersionDecodeError) as err:
         raise failed("version_unreadable", version=version, error=err) from err
     state = _current_state(host, workflow_id, loaded.workflow)
     restored = replace(old, state=state)
-    stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    text = f"# Rolled back to version {version} on {stamp}.\n{dump_workflow(restored)}"
+    text = await hass.async_add_executor_job(_restored_text, host, saved, restored, version)
     report = await hass.async_add_executor_job(host.validate, text)
     if not report.ok:
         raise invalid(
@@ -131,6 +136,24 @@ async def async_rollback(hass: HomeAssistant, call: ServiceCall) -> ServiceRespo
 
 
 # ── helpers ─────────────────────────────────────────────────────────────────────────────
+
+
+def _restored_text(host: WorkflowHost, saved: str | None, restored: Workflow, version: str) -> str:
+    """The text a rollback writes: ``saved`` (the version's file as its author saved it) in
+    the restored state, when it reads back as exactly that version here; else the canonical
+    form, saying why the comments are gone (runs in the executor: it validates)."""
+    if saved is not None:
+        report = host.validate(saved)
+        if report.workflow is not None:
+            text, workflow = in_state(saved, report.workflow, restored.state, host.validate)
+            if workflow == restored:
+                return text
+    stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return (
+        f"# Rolled back to version {version} on {stamp}, rebuilt from the version's record\n"
+        "# (its file's text was not kept, so its comments and layout could not be restored).\n"
+        f"{dump_workflow(restored)}"
+    )
 
 
 async def _text_of(hass: HomeAssistant, call: ServiceCall, host: WorkflowHost, source: str) -> str:

@@ -22,11 +22,13 @@ from ...workflow import (
     walk_steps,
     workflow_to_data,
 )
-from ...workflow.model import ActionStep
+from ...workflow.model import ActionStep, State
 from ..permissions import moving_steps, needs_admin_to_turn_on
 
 #: A top-level ``state:`` line (not indented), with an optional comment after the value.
 _STATE_LINE: Final = re.compile(r"^state:[ \t]*[A-Za-z_\"']*[ \t]*(#.*)?$", re.MULTILINE)
+#: A top-level ``name:`` line holding the whole name on one line.
+_NAME_LINE: Final = re.compile(r"^name:[ \t]*[^ \t\n>|][^\n]*$", re.MULTILINE)
 
 
 def preview(
@@ -57,23 +59,36 @@ def preview(
 def in_test_state(
     text: str, workflow: Workflow, validate: Callable[[str], Report]
 ) -> tuple[str, Workflow]:
-    """``text`` with its state set to Test, and the workflow it now holds.
+    """``text`` with its state set to Test, and the workflow it now holds
+    (:func:`in_state`)."""
+    return in_state(text, workflow, "test", validate)
 
-    The top-level ``state:`` line is rewritten in place, so the author's comments and
-    layout stay, and the edited text is validated again: it is used only when it reads
-    back as the same workflow in Test. Otherwise (no such line, or one this cannot read)
-    the canonical text of the workflow in Test is written, which reads back as exactly
-    that workflow."""
-    if workflow.state == "test":
+
+def in_state(
+    text: str, workflow: Workflow, state: State, validate: Callable[[str], Report]
+) -> tuple[str, Workflow]:
+    """``text`` with its state set to ``state``, and the workflow it now holds.
+
+    The top-level ``state:`` line is rewritten in place (or, for a file with none, one is
+    added after the ``name:`` line), so the author's comments and layout stay, and the
+    edited text is validated again: it is used only when it reads back as the same
+    workflow in that state. Otherwise (a line this cannot read) the canonical text of the
+    workflow in that state is written, which reads back as exactly that workflow."""
+    wanted = dataclasses.replace(workflow, state=state)
+    if workflow.state == state:
         return text, workflow
+    value = "'on'" if state == "on" else state  # YAML 1.1 readers take a bare on for true
     lines = _STATE_LINE.findall(text)
+    edited: str | None = None
     if len(lines) == 1:
-        edited = _STATE_LINE.sub(lambda m: "state: test" + (f"  {m[1]}" if m[1] else ""), text)
+        edited = _STATE_LINE.sub(lambda m: f"state: {value}" + (f"  {m[1]}" if m[1] else ""), text)
+    elif not lines and len(_NAME_LINE.findall(text)) == 1:
+        edited = _NAME_LINE.sub(lambda m: f"{m[0]}\nstate: {value}", text)
+    if edited is not None:
         report = validate(edited)
-        if report.ok and report.workflow == dataclasses.replace(workflow, state="test"):
+        if report.ok and report.workflow == wanted:
             return edited, report.workflow
-    canonical = dataclasses.replace(workflow, state="test")
-    return dump_workflow(canonical), canonical
+    return dump_workflow(wanted), wanted
 
 
 def _plain(value: Any) -> Any:

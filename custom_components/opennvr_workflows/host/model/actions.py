@@ -129,7 +129,7 @@ def decision_response(result: AIStepResult) -> dict[str, Any]:
     return {
         "decision": d.decision,
         "fields": dict(d.fields),
-        "reason": d.reason,
+        "reason": result.reason,  # the decision's words when the model gave none
         "confidence": d.confidence,
         "unsure_reason": d.unsure_reason,
         "model": result.model,

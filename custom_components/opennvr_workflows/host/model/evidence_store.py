@@ -129,12 +129,17 @@ class EvidenceStore:
     @callback
     def keep(self, workflow_id: str, evidence: Evidence) -> None:
         """An AI step of ``workflow_id`` looked at ``evidence``: shown at once, written
-        in the background (a run's later frame replaces its earlier one)."""
-        self.latest[workflow_id] = evidence
+        in the background (a run's later frame replaces its earlier one). A trial's
+        picture is kept in memory only, for the trial's answer: it is never the
+        workflow's *Last picture* and leaves nothing on disk."""
+        if not evidence.trial:
+            self.latest[workflow_id] = evidence
         self._recent[evidence.run_id] = evidence
         self._recent.move_to_end(evidence.run_id)
         while len(self._recent) > RECENT:
             self._recent.popitem(last=False)
+        if evidence.trial:
+            return
         task = self._hass.async_create_task(
             self._write(workflow_id, evidence), "opennvr_workflows evidence", eager_start=False
         )

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -34,6 +34,7 @@ from ...ai import (
 )
 from ...engine import AiContext, AiResult, AiSuspended
 from ...workflow.model import AIStep, InvestigateSpec
+from ..runs.trial_picture import event_picture_port
 from ..settings import HostSettings
 
 _LOGGER = logging.getLogger(__name__)
@@ -50,6 +51,8 @@ class Evidence:
     at: datetime
     run_id: str
     camera: str | None
+    #: A trial's (the try_workflow action): shown with the trial, never as the workflow's.
+    trial: bool = False
 
 
 class _CapturingPort:
@@ -169,13 +172,18 @@ class HaAiPort:
 
     def _context(self, step: AIStep, ctx: AiContext) -> tuple[AIStepContext, _CapturingPort]:
         camera = _current_camera(step, ctx)
-        return self.step_context(
+        context, port = self.step_context(
             budget=ctx.budget,
             values=ctx.inputs,
             camera=camera,
             correlation_id=ctx.run.correlation_id,
             model=self.model_for(step),
         )
+        if ctx.run.trial:
+            # A trial looks at the event's own picture, never at the camera now.
+            port = _CapturingPort(event_picture_port(port, ctx.run.trigger))
+            context = replace(context, nvr=port)
+        return context, port
 
     def _convert(
         self, out: AIStepResult | AISuspended, ctx: AiContext, port: _CapturingPort
@@ -184,7 +192,7 @@ class HaAiPort:
             image, camera = port.last
             self._on_evidence(
                 ctx.run.workflow_id,
-                Evidence(image, datetime.now(UTC), ctx.run.run_id, camera),
+                Evidence(image, datetime.now(UTC), ctx.run.run_id, camera, ctx.run.trial),
             )
         if isinstance(out, AISuspended):
             return AiSuspended(pending=out.pending, state=out.to_json())
@@ -197,7 +205,7 @@ def to_engine_result(out: AIStepResult) -> AiResult:
     return AiResult(
         outcome=d.decision,
         fields=dict(d.fields),
-        reason=d.reason,
+        reason=out.reason,  # the decision's words when the model gave none
         confidence=d.confidence,
         confidence_source=d.confidence_source,
         self_reported=d.self_reported,

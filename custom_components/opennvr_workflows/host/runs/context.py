@@ -3,7 +3,9 @@
 Home Assistant attributes a state change to whatever fired the first event of its context:
 every action a run calls carries the run's context, and the run's first effect fires an
 ``opennvr_workflows_run`` event with it, so the logbook and traces say "triggered by
-workflow X" exactly as they do for automations.
+workflow X" exactly as they do for automations. The event says whether the run resumed
+(it waited before this effect, or Home Assistant restarted while it waited), so the
+logbook does not read "started run" for a run that only went on.
 
 The ledger remembers which effects (by ``RunContext.key``: one step of one run) were sent,
 in a small Home Assistant ``Store``, so a step the engine re-sends after a restart does not
@@ -67,6 +69,9 @@ class RunContexts:
                     "name": ctx.workflow_name,
                     "run_id": ctx.run_id,
                     "correlation_id": ctx.correlation_id,
+                    # A run that waited acts again (after a wait, an answer, a restart):
+                    # the logbook says it resumed, not that it started.
+                    "resumed": ctx.resumed,
                 },
                 context=context,
             )

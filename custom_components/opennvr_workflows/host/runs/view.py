@@ -28,6 +28,7 @@ def steps_view(run: Mapping[str, Any]) -> list[dict[str, Any]]:
         {k: step.get(k) for k in ("path", "kind", "status", "outcome", "reason")}
         | ({"confidence": step["confidence"]} if step.get("confidence") is not None else {})
         | _request(step)
+        | _skipped(step)
         for step in run.get("steps") or ()
     ]
 
@@ -65,6 +66,18 @@ def _trigger(raw: Any) -> dict[str, Any]:
     if not isinstance(data, Mapping):
         return {}
     return {k: data[k] for k in _TRIGGER_FIELDS if k in data}
+
+
+def _skipped(step: Mapping[str, Any]) -> dict[str, Any]:
+    """A wait a trial skipped: how long the run would have waited (``skipped`` status)."""
+    if step.get("kind") != "wait" or step.get("status") != "skipped":
+        return {}
+    try:
+        result = json.loads(step.get("result") or "{}")
+    except (TypeError, ValueError):
+        return {}
+    waited = result.get("would_have_waited_s") if isinstance(result, Mapping) else None
+    return {"would_have_waited_s": waited} if isinstance(waited, int | float) else {}
 
 
 def _request(step: Mapping[str, Any]) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from dataclasses import replace
 
 from ..model import AIStep, LookSpec
 from ..paths import PathPart, format_path
+from ..suggest import did_you_mean
 from ..vocabulary import AI_STEP_KEYS, RESERVED_FIELD_NAMES
 from .ai_inputs import check_investigate, check_look
 from .ai_rules import check_rules
@@ -72,11 +73,18 @@ def check_ai(
     outcomes = step.outcomes
     for outcome in outcomes:
         if outcome not in step.paths and outcome not in AI_STEP_KEYS:
+            # An option is located at its own place in `decision` (where a person reads
+            # it); `unsure`, listed nowhere, at the step.
+            where = (
+                (*body, "decision", step.decision.index(outcome))
+                if outcome in step.decision
+                else body
+            )
             ctx.report(
                 "WF-AI-PATH-MISSING",
                 f"the outcome {outcome!r} has no path; add `{outcome}: [...]` to the AI step "
                 "(`[]` to do nothing), so every decision has a visible route",
-                body,
+                where,
             )
     for key in step.paths:
         if key not in outcomes:
@@ -84,7 +92,8 @@ def check_ai(
             ctx.report(
                 "WF-AI-PATH-UNKNOWN",
                 f"{key!r} is neither a setting of the AI step nor one of its outcomes "
-                f"({options}); fix the spelling, or add it to `decision`",
+                f"({options}); fix the spelling, or add it to `decision`"
+                + did_you_mean(key, outcomes),
                 (*body, key),
                 key=True,
             )

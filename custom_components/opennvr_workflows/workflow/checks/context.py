@@ -15,6 +15,7 @@ from ..model import AskPersonStep, Workflow
 from ..paths import PathPart, format_path
 from ..problems import Problem, ProblemSeverity
 from ..site import SiteProfile
+from ..suggest import did_you_mean
 from ..yaml_loader import Mark
 
 __all__ = ["CheckContext", "Locator", "no_location"]
@@ -80,6 +81,7 @@ class CheckContext:
         self.report(
             "WF-CAMERA-ROLE-UNMAPPED",
             f"the camera role {role!r} is not mapped to a camera on this site; map it in the "
-            f"integration's options (Camera roles page), or use a mapped role ({known})",
+            f"integration's options (Camera roles page), or use a mapped role ({known})"
+            + did_you_mean(role, sorted(mapped)),
             parts,
         )

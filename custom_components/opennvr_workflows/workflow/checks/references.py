@@ -14,6 +14,7 @@ from collections.abc import Iterable
 
 from ..model import Condition, ForEachList, ForEachStep, IfStep, ListCondition
 from ..paths import PathPart
+from ..suggest import did_you_mean
 from ..walk import step_paths
 from .context import CheckContext
 
@@ -57,6 +58,7 @@ def _check(
         "WF-SITE-LIST-UNKNOWN",
         f"the site list {name!r} does not exist on this site (its lists: {have}); a rule on "
         "a missing list would read it as empty, so `not_in` would hold for everything. Add "
-        "the list in the integration's options (Site rules), or name an existing one",
+        "the list in the integration's options (Site rules), or name an existing one"
+        + did_you_mean(name, sorted(known)),
         parts,
     )
