@@ -89,6 +89,14 @@ export class OpennvrApprovals extends LitElement {
     this.dispatchEvent(new CustomEvent("panel-navigate", { detail: { path: `/${path}` }, bubbles: true, composed: true }));
   }
 
+  /** A closed question's run (an id starts with its run's, as the engine makes it): what
+   * the answer, or the timeout, did. */
+  private _runOf(approvalId: string) {
+    const run = approvalId.split(":")[0];
+    if (!run || !this.runHref) return "";
+    return html`<a class="open-run" href=${this.runHref(run)} @click=${this._follow}>${t("open_run")}</a>`;
+  }
+
   render() {
     if (this._rows === null) return html`<div class="muted">…</div>`;
     const rows = this.only ? this._rows.filter((r) => r.approval_id === this.only) : this._rows;
@@ -97,6 +105,7 @@ export class OpennvrApprovals extends LitElement {
       ${this._error ? html`<div class="error" role="alert">${this._error}</div>` : ""}
       ${this._done ? html`<div class="muted" role="status">${this._done}</div>` : ""}
       ${rows.length === 0 ? html`<div class="muted none">${none}</div>` : ""}
+      ${rows.length === 0 && this.only && this.runHref ? this._runOf(this.only) : ""}
       ${rows.map(
         (row) => html`
           <div class="card approval" data-approval=${row.approval_id}>

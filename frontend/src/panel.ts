@@ -129,6 +129,7 @@ class OpennvrWorkflowsPanel extends LitElement {
     _run: { state: true },
     _versions: { state: true },
     _compare: { state: true },
+    _confirm: { state: true },
     _tried: { state: true },
     _trying: { state: true },
     _templates: { state: true },
@@ -152,6 +153,8 @@ class OpennvrWorkflowsPanel extends LitElement {
   _run: RunPage | null = null;
   _versions: Version[] = [];
   _compare: string | null = null;
+  /** The version whose rollback waits for a yes (the versions view asks first). */
+  _confirm: string | null = null;
   _tried: Tried | null = null;
   _trying = false;
   _templates: Template[] = [];
@@ -192,6 +195,11 @@ class OpennvrWorkflowsPanel extends LitElement {
       }
       .state button {
         min-width: 56px;
+      }
+      .confirm-rollback {
+        margin-top: 8px;
+        padding-top: 8px;
+        border-top: 1px solid var(--divider-color);
       }
       .flow {
         border-left: 3px solid var(--divider-color);
@@ -459,6 +467,7 @@ class OpennvrWorkflowsPanel extends LitElement {
       if (view.tab === "runs") await this._loadRuns(false);
       if (view.tab === "versions") {
         this._compare = null;
+        this._confirm = null;
         await this._guard(async () => (this._versions = (await api.versions(this.hass, view.id)).versions));
       }
       if (view.tab === "try") this._tried = null;
@@ -781,9 +790,10 @@ class OpennvrWorkflowsPanel extends LitElement {
               ? html`<span class="chip">${t("current")}</span>`
               : html`<button class="compare" @click=${() => (this._compare = v.version)}>${t("diff")}</button>
                   ${this._admin
-                    ? html`<button class="rollback" @click=${() => this._rollback(id, v.version)}>${t("rollback")}</button>`
+                    ? html`<button class="rollback" aria-expanded=${this._confirm === v.version ? "true" : "false"} @click=${() => (this._confirm = v.version)}>${t("rollback")}</button>`
                     : nothing}`}
           </div>
+          ${this._confirm === v.version && !v.current ? this._confirmRollback(id, v) : nothing}
         </div>`,
       )}
       ${compared && current
@@ -795,7 +805,23 @@ class OpennvrWorkflowsPanel extends LitElement {
         : nothing}`;
   }
 
+  /** The rollback's yes or no, under its version: the file's text is replaced by the
+   * text that version was saved with (Home Assistant's confirmation dialog is not one a
+   * custom panel can open, so the step is the panel's own). */
+  private _confirmRollback(id: string, v: Version) {
+    return html`<div class="confirm-rollback" role="alertdialog" aria-labelledby="rollback-question" aria-describedby="rollback-replaces">
+      <b id="rollback-question">${t("rollback_question")}</b>
+      <p id="rollback-replaces" class="warning">${t("rollback_replaces")}</p>
+      <div class="row">
+        <span class="grow"></span>
+        <button class="cancel" @click=${() => (this._confirm = null)}>${t("cancel")}</button>
+        <button class="primary rollback-yes" @click=${() => this._rollback(id, v.version)}>${t("rollback_yes")}</button>
+      </div>
+    </div>`;
+  }
+
   private async _rollback(id: string, version: string): Promise<void> {
+    this._confirm = null;
     await this._guard(async () => {
       await api.rollback(this.hass, id, version);
       await this._go({ name: "workflow", id, tab: "versions" });

@@ -1,13 +1,14 @@
-"""The Workflows panel as the owner uses it, in Chromium on a real Home Assistant with the
-demo NVR: the demo workflows in the list (those that do not run yet as a short to-do list
-under their own titles), a new workflow typed in the editor with a located problem that
-appears and goes away, saved in Test, a run started by a simulator alert that appears live
-with its steps in words, marked (the mark still shown when the run is opened again), a
-version rolled back, every view at its own URL (Back, links and a reload land on the same
-view), a Look's run with the picture the model saw, the gallery offering to replace or
-copy an installed template and the editor asking before it takes an existing file's name,
-and questions answered from the dashboard card and from the panel's Questions tab. A
-screenshot per step."""
+"""The Workflows panel as the owner uses it, in Chromium on a real Home Assistant with the demo
+NVR: the demo workflows in the list (those that do not run yet as a short to-do list under
+their own titles, which the repair about waiting workflows opens), a new workflow typed in
+the editor with a located problem that appears and goes away, saved in Test, a run started
+by a simulator alert that appears live with its steps in words, marked (the mark still shown
+when the run is opened again), a version rolled back after the panel asks, every view at its
+own URL (Back, links and a reload land on the same view), a Look's run with the picture the
+model saw, the gallery offering to replace or copy an installed template and the editor
+asking before it takes an existing file's name, and questions answered from the dashboard
+card and from the panel's Questions tab (Home Assistant's notification of a question links
+to its page). A screenshot per step."""
 
 from __future__ import annotations
 
@@ -112,6 +113,19 @@ def test_the_panel_lists_the_demo_workflows(page: Page, site: Stack, shot: Scree
     shot(page, "phone-width")
 
 
+def test_the_waiting_repair_leads_to_the_panel(page: Page, site: Stack, shot: Screenshots) -> None:
+    """Settings > Repairs: *Learn more* on the repair listing the workflows that wait for
+    this site opens the panel's list in place, where each says what it waits for."""
+    page.goto(f"{site.ha.url}/config/repairs")
+    page.get_by_text(re.compile(r"\d+ workflows? waits? for this site")).first.click()
+    learn = page.get_by_role("link", name="Learn more")
+    expect(learn).to_have_attribute("href", f"/{PANEL}")
+    shot(page, "repair-learn-more")
+    learn.click()
+    expect(page).to_have_url(f"{site.ha.url}/{PANEL}")
+    expect(page.locator("opennvr-workflows-panel .todo").first).to_be_visible()
+
+
 def test_a_new_workflow_is_checked_as_typed_saved_in_test_and_runs_live(
     page: Page, site: Stack, shot: Screenshots
 ) -> None:
@@ -181,7 +195,19 @@ def test_a_version_is_compared_and_rolled_back(page: Page, site: Stack, shot: Sc
     expect(page.locator(".diff .del")).to_contain_text("A person on")
     shot(page, "diff")
     older = page.locator(".version:has(button.rollback)").get_attribute("data-version")
+    # A rollback asks first, saying what it replaces; Cancel leaves everything as it was.
     page.get_by_role("button", name="Roll back to this version").click()
+    ask = page.get_by_role("alertdialog", name="Roll back to this version?")
+    expect(ask).to_contain_text(
+        "The workflow file's current text will be replaced by the text this version was "
+        "saved with, its comments included."
+    )
+    shot(page, "rollback-asks")
+    ask.get_by_role("button", name="Cancel").click()
+    expect(ask).to_have_count(0)
+    expect(page.locator(f'.version[data-version="{older}"] .chip')).to_have_count(0)
+    page.get_by_role("button", name="Roll back to this version").click()
+    page.get_by_role("alertdialog").get_by_role("button", name="Replace the file's text").click()
     # The older version is the current one again (the same content is the same version).
     expect(page.locator(f'.version[data-version="{older}"] .chip')).to_have_text("Current")
     expect(versions).to_have_count(2)
@@ -611,6 +637,15 @@ def test_questions_are_answered_from_the_card_and_the_questions_tab(
     # The other question, in the panel's Questions tab, opened at its own address (which
     # links to its run) and answered there.
     (other_id,) = set(asked) - {approval_id}
+    # Home Assistant's notification of the other question links to its page (what a
+    # phone's card opens too), which shows it.
+    link = f"/{PANEL}/question/{other_id}"
+    notes = call_ws(page, {"type": "persistent_notification/get"})
+    assert [n for n in notes if f"]({link})" in str(n["message"])], notes
+    page.goto(f"{site.ha.url}{link}")
+    expect(
+        page.locator(f'.approval[data-approval="{other_id}"]').get_by_role("heading")
+    ).to_have_text(asked[other_id]["message"])
     open_panel(page, site)
     page.locator("button.tab-questions").click()
     expect(page).to_have_url(f"{site.ha.url}/{PANEL}/questions")
@@ -629,6 +664,9 @@ def test_questions_are_answered_from_the_card_and_the_questions_tab(
     other.get_by_role("button", name="Keep closed").click()
     expect(page.get_by_role("status")).to_have_text("Answered: Keep closed")
     expect(page.get_by_text(panel_text("question_closed"))).to_be_visible()
+    # A closed question's page (where an old phone card or notification leads) links to
+    # its run.
+    expect(page.locator("a.open-run")).to_have_attribute("href", f"/{PANEL}/run/{other_run}")
     shot(page, "question-answered")
     page.go_back()
     expect(page).to_have_url(f"{site.ha.url}/{PANEL}/questions")

@@ -1,8 +1,9 @@
 """What a newcomer meets on the demo, in Chromium: the demo model server beside the demo NVR
 answers a Look with what the demo camera really shows and says why in words, a workflow's
 Look reads back in the Workflows panel as its run in words with the picture the model saw,
-and an automation made in the UI loads (the develop configuration includes
-``automations.yaml``).
+the parcel template (the README's demo walk) runs on a parcel at the demo's door and is
+found by clicks through the panel, its Look in words, and an automation made in the UI
+loads (the develop configuration includes ``automations.yaml``).
 
 Self-sufficient: the site is added here when test_01 did not run first; this module points
 it at the demo model (``python -m tests.fakes.demo_model``, as ``scripts/develop`` starts
@@ -230,6 +231,54 @@ def test_a_workflows_look_reads_in_words_with_the_picture_the_model_saw(
         call,
         {"type": f"{DOMAIN}/workflows/set_state", "workflow": saved["workflow_id"], "state": "off"},
     )
+
+
+PARCEL_TEMPLATE: Final = "parcel_at_door"
+
+
+def test_the_parcel_template_runs_on_the_demo_and_reads_back_in_words(
+    owner: Page, stack: Stack, shot: Screenshots
+) -> None:
+    """The README's demo walk: with the Front Door mapped, the parcel template is loaded in
+    Test; a parcel on the demo's doorstep starts its run, and the newcomer finds it by
+    clicking through the panel (the list, the workflow, the run), never a file: the Look
+    in words with its reason and picture, and the half-hour wait it is in."""
+    page = owner
+    page.goto(f"{stack.ha.url}/opennvr-workflows")
+    expect(page.locator("opennvr-workflows-panel")).to_be_attached()
+    call = "(m) => document.querySelector('home-assistant').hass.callWS(m)"
+    listed = page.evaluate(call, {"type": f"{DOMAIN}/workflows/list"})
+    (row,) = [r for r in listed["workflows"] if r["workflow_id"] == PARCEL_TEMPLATE]
+    assert row["state"] == "test", row
+    assert row["todos"] == [], row
+    show(stack, "parcel", 90)
+
+    def looked() -> str | None:
+        runs = page.evaluate(
+            call, {"type": f"{DOMAIN}/workflows/runs", "workflow": PARCEL_TEMPLATE}
+        )["runs"]
+        for run in runs:
+            detail = page.evaluate(
+                call, {"type": f"{DOMAIN}/workflows/run", "run_id": run["run_id"]}
+            )
+            if any(s["path"] == "then.0" and s["status"] == "done" for s in detail["steps"]):
+                return str(run["run_id"])
+        return None
+
+    run_id = wait_for("the parcel template's Look did not run", looked, timeout=120)
+    page.goto(f"{stack.ha.url}/opennvr-workflows")
+    page.get_by_role("link", name=row["name"]).click()
+    expect(page).to_have_url(f"{stack.ha.url}/opennvr-workflows/workflow/{PARCEL_TEMPLATE}")
+    page.locator(f'.run[data-run="{run_id}"]').click()
+    expect(page).to_have_url(f"{stack.ha.url}/opennvr-workflows/run/{run_id}")
+    look = page.locator('.step[data-path="then.0"]')
+    expect(look.locator(".title")).to_have_text("Asked the model")
+    expect(look.locator(".outcome")).to_have_text("Decision: parcel")
+    expect(look.locator(".reason")).to_contain_text(REASONS["parcel"])
+    text = assert_translated(page.locator("opennvr-workflows-panel"), "the parcel run")
+    for token in ("would_have", "pending", '{"', "→"):
+        assert token not in text, (token, text)
+    shot(page, "parcel-template-run-in-words")
 
 
 def test_the_measure_page_says_what_to_do_for_a_model_never_measured(

@@ -136,6 +136,10 @@ async def test_the_shared_notification_gives_no_one_a_link_or_token(
     assert len(secrets) == 6
     assert [s for s in secrets if s in read] == []
     assert f"/api/{DOMAIN}/answer/" not in read
+    # Its one link is the question's page in the Workflows panel, which answers only as
+    # whoever is logged in there.
+    assert f"[Open the question](/opennvr-workflows/question/{run_id}:then.0)" in read
+    assert read.count("](") == 1
 
     dave_ws = await hass_ws_client(hass, access_token=await access_token(hass, dave))
     await dave_ws.send_json({"id": 1, "type": f"{DOMAIN}/approvals/list"})

@@ -84,7 +84,7 @@ then:
 async def test_the_question_reaches_each_addressees_phones_and_nobody_elses(
     home: Home, sim: OpenNVRSimulator
 ) -> None:
-    await home.alert(sim)
+    run_id = await home.alert(sim)
     android = await home.alice.wait_for(asks)
     ios = await home.bob.wait_for(asks)
     assert [p for p in home.carol.received() if asks(p)] == []
@@ -98,13 +98,17 @@ async def test_the_question_reaches_each_addressees_phones_and_nobody_elses(
     assert [a["title"] for a in data["actions"]] == ["Open", "Keep closed"]
     assert data["tag"].startswith(f"{DOMAIN}_ask_")
     assert data["group"] == f"{DOMAIN}_gate"
-    assert data["clickAction"].startswith("/logbook")
+    # Tapping the card opens the question's page in the Workflows panel: a path of Home
+    # Assistant's (it works away from home) naming only the question (its run and step).
+    page = f"/opennvr-workflows/question/{run_id}:then.0"
+    assert [t.approval_id for t in home.desk.pending()] == [f"{run_id}:then.0"]
+    assert data["clickAction"] == page
     assert data["alert_once"] is True
     assert not {"priority", "ttl", "push"} & set(data)
     # iOS: same buttons, its own keys.
     assert [a["title"] for a in ios["data"]["actions"]] == ["Open", "Keep closed"]
     assert ios["data"]["push"] == {"interruption-level": "active"}
-    assert ios["data"]["url"].startswith("/logbook")
+    assert ios["data"]["url"] == page
     assert "clickAction" not in ios["data"]
     # Each person's buttons carry their own tokens; no token appears twice.
     tokens = [a["action"] for p in (android, ios) for a in p["data"]["actions"]]
@@ -135,6 +139,8 @@ async def test_alice_taps_open_the_run_goes_down_open_and_every_card_is_cleared(
     said = await home.bob.wait_for(lambda p: "Alice answered" in str(p.get("message")))
     assert said["data"]["tag"] == tag
     assert "actions" not in said["data"]
+    # Tapping the ended card opens the run's page (Bob's phone is an iPhone).
+    assert said["data"]["url"] == f"/opennvr-workflows/run/{run_id}"
     assert home.desk.pending() == []
     async_fire_time_changed(hass, dt_util.utcnow() + timedelta(seconds=CLEAR_AFTER_S + 1))
     for phone in (home.alice, home.bob):

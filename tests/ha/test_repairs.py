@@ -31,7 +31,7 @@ from tests.fakes.opennvr_sim import OpenNVRSimulator
 from tests.nvr.conftest import until
 
 from .conftest import PHONE, ai_options
-from .workflow_files import DOOR_LOOK, write_workflow
+from .workflow_files import DOOR_LOOK, log_on_alert, write_workflow
 
 #: Line 8 is a step whose kind is misspelt.
 BROKEN = """\
@@ -153,6 +153,38 @@ async def test_needs_attention_issue_is_raised_again_after_a_restart_of_the_entr
     await hass.async_block_till_done()
     assert host_of(config_entry).engine.workflow_status("tell_nobody").state == "needs_attention"
     assert issue(hass, issue_id) is not None
+
+
+# ── links to the panel ───────────────────────────────────────────────
+
+
+async def test_each_workflow_repair_opens_its_workflow_in_the_panel(
+    hass: HomeAssistant, config_entry: MockConfigEntry
+) -> None:
+    """*Learn more* on a repair about one workflow opens its page in the Workflows panel,
+    in place (``homeassistant://``, which Home Assistant turns into its own path); the
+    repair listing the files that wait for this site opens the panel's list."""
+    write_workflow(hass, "broken", BROKEN)
+    write_workflow(hass, "tell_nobody", LOST_PROVIDER)
+    write_workflow(hass, "far_gate", log_on_alert("Far gate", cameras="far_gate"))
+    assert await hass.config_entries.async_setup(config_entry.entry_id)
+    await hass.async_block_till_done()
+    entry_id = config_entry.entry_id
+
+    broken = issue(hass, issues.invalid_file_id(entry_id, "broken"))
+    assert broken is not None
+    assert broken.learn_more_url == "homeassistant://opennvr-workflows/workflow/broken"
+    waiting = issue(hass, issues.waiting_id(entry_id))
+    assert waiting is not None
+    assert "far_gate.yaml" in (waiting.translation_placeholders or {})["files"]
+    assert waiting.learn_more_url == "homeassistant://opennvr-workflows"
+
+    host = host_of(config_entry)
+    assert host.engine.run_now("tell_nobody")
+    await host.engine.idle()
+    parked = issue(hass, issues.attention_id(entry_id, "tell_nobody"))
+    assert parked is not None
+    assert parked.learn_more_url == "homeassistant://opennvr-workflows/workflow/tell_nobody"
 
 
 # ── the model ────────────────────────────────────────────────────────

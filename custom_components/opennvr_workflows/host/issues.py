@@ -4,6 +4,10 @@ One issue per invalid workflow file (naming the file, the line and the first pro
 per workflow parked in *needs attention*, one while the model cannot be reached, and one
 while the model's server is outside the local network without an admin's leave. Each
 is deleted as soon as its cause is gone, so the Repairs page always shows what is true now.
+
+An issue about one workflow links to its page in the Workflows panel (*Learn more*, which
+Home Assistant opens in place: :func:`.pages.in_app`); the one listing the files that wait
+for this site links to the panel's list, where each says what it waits for.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from homeassistant.helpers import issue_registry as ir
 
 from ..const import DOMAIN
 from ..workflow import Problem
+from .pages import in_app, panel_page, workflow_page
 
 
 def invalid_file_id(entry_id: str, workflow_id: str) -> str:
@@ -51,6 +56,7 @@ def raise_invalid_file(
         DOMAIN,
         invalid_file_id(entry_id, workflow_id),
         is_fixable=False,
+        learn_more_url=in_app(workflow_page(workflow_id)),
         severity=ir.IssueSeverity.ERROR,
         translation_key="invalid_workflow_file",
         translation_placeholders={
@@ -75,6 +81,7 @@ def raise_waiting_for_site(
         DOMAIN,
         waiting_id(entry_id),
         is_fixable=False,
+        learn_more_url=in_app(panel_page()),
         severity=ir.IssueSeverity.WARNING,
         translation_key="workflows_waiting_for_site",
         translation_placeholders={"count": str(len(waiting)), "files": "\n".join(lines)},
@@ -94,6 +101,7 @@ def raise_needs_attention(
         DOMAIN,
         attention_id(entry_id, workflow_id),
         is_fixable=False,
+        learn_more_url=in_app(workflow_page(workflow_id)),
         severity=ir.IssueSeverity.WARNING,
         translation_key="workflow_needs_attention",
         translation_placeholders={"workflow": name, "reason": reason},

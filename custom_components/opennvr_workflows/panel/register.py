@@ -16,13 +16,13 @@ from homeassistant.components.http import StaticPathConfig
 from homeassistant.core import HomeAssistant
 
 from ..const import DOMAIN
+from ..host.pages import PANEL_PATH
 from ..host.texts import Texts
 
 FRONTEND_DIR: Final = Path(__file__).parent.parent / "frontend"
 STATIC_URL: Final = f"/{DOMAIN}_frontend"
 PANEL_BUNDLE: Final = "opennvr-workflows-panel.js"
 CARD_BUNDLE: Final = "opennvr-workflows-card.js"
-PANEL_PATH: Final = "opennvr-workflows"
 PANEL_ELEMENT: Final = "opennvr-workflows-panel"
 PANEL_ICON: Final = "mdi:state-machine"
 

@@ -8,7 +8,8 @@ saved (:mod:`.tickets`), and only then is the card sent to each of their phones
 (:mod:`.messages`). A persistent notification in Home Assistant says that a
 question waits and who is asked; every user can read it, so it never carries a token or
 an answer link: a person without the app answers in the Workflows panel, logged in as
-themselves. A link (:mod:`.links`) goes only on its person's own phone.
+themselves; it links to the question's page there (:mod:`..pages`), as tapping a phone's
+card does. An answer link (:mod:`.links`) goes only on its person's own phone.
 
 Answering: a tap (``mobile_app_notification_action``), a link's button, the
 ``answer_approval`` action or the websocket command all come to :meth:`ApprovalDesk.answer`
@@ -47,6 +48,7 @@ from ...engine import ApprovalRequest, Engine, EngineUpdate, RunContext, Unknown
 from ...engine.render import escape_markdown
 from ..effects.judge import ActionJudge
 from ..effects.privacy import leaves_the_house, outside_text, private_values
+from ..pages import question_page, run_page
 from ..runs.context import short_key
 from ..settings import HostSettings
 from ..texts import Texts
@@ -328,8 +330,9 @@ class ApprovalDesk:
 
     def _show_in_home_assistant(self, ticket: Ticket, people: list[Addressee]) -> None:
         """The question in Home Assistant's notifications: that it waits and who is
-        asked, where. Every user reads these, so never a token or a link: a person with
-        no phone answers in the Workflows panel, logged in as themselves."""
+        asked, where, and a link to its page in the Workflows panel. Every user reads
+        these, so never a token or an answer link: the page answers only for the person
+        logged in, and a person with no phone answers there as themselves."""
         lines = [escape_markdown(ticket.message)]
         if ticket.seen_again:
             lines.append(self.texts("approval_seen_again", {"count": ticket.seen_again}))
@@ -339,6 +342,8 @@ class ApprovalDesk:
                 lines.append(self.texts("approval_on_phone", {"name": name}))
             else:
                 lines.append(self.texts("approval_in_panel", {"name": name}))
+        page = question_page(ticket.approval_id)
+        lines.append(f"[{self.texts('approval_open_page', {})}]({page})")
         persistent_notification.async_create(
             self.hass,
             "\n\n".join(lines),
@@ -480,7 +485,13 @@ class ApprovalDesk:
         self._changed()
         for services in ticket.phones.values():
             for service in services:
-                payload = cards.outcome(ticket, text, ios=service in ticket.ios, texts=self.texts)
+                payload = cards.outcome(
+                    ticket,
+                    text,
+                    ios=service in ticket.ios,
+                    texts=self.texts,
+                    open_url=run_page(ticket.run_id),
+                )
                 await self._notify(ticket, service, payload)
         self._clear_later(ticket, CLEAR_AFTER_S)
 
@@ -646,9 +657,10 @@ class ApprovalDesk:
         return ticket.image_url
 
     def _open_url(self, ticket: Ticket) -> str:
-        """Where tapping the card leads: the workflow's history in Home Assistant."""
-        entity_id = self._workflow_entity(ticket.workflow_id)
-        return f"/logbook?entity_id={entity_id}" if entity_id else "/logbook"
+        """Where tapping the card leads: the question's page in the Workflows panel (a
+        path of Home Assistant's, so it opens away from home too; it names only the
+        question, and the page shows it to the people asked and admins)."""
+        return question_page(ticket.approval_id)
 
     def _note(self, ticket: Ticket, event: str, user_id: str | None, detail: str) -> None:
         if self.engine is not None:

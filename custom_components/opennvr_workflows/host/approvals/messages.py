@@ -10,8 +10,10 @@ workflow share a ``group`` (a thread on iOS). The payload differs by platform:
   (breaks through Focus), ``ttl: 0`` and ``priority: high`` on Android (delivered at once,
   even in Doze). Updates that only change the count of sightings are ``passive`` on iOS and
   ``alert_once`` on Android, so they do not buzz again.
-* Tapping the card opens the run in Home Assistant (``url`` on iOS, ``clickAction`` on
-  Android); a picture, when there is one, is attached as ``image``.
+* Tapping the card opens the question's page in the Workflows panel (``url`` on iOS,
+  ``clickAction`` on Android), a path of Home Assistant's that names only the question;
+  once it has ended, the run's page. A picture, when there is one, is attached as
+  ``image``.
 """
 
 from __future__ import annotations
@@ -86,12 +88,15 @@ def question(
     }
 
 
-def outcome(ticket: Ticket, text: str, *, ios: bool, texts: Texts) -> dict[str, Any]:
-    """The same card, without buttons, saying how the question ended."""
+def outcome(ticket: Ticket, text: str, *, ios: bool, texts: Texts, open_url: str) -> dict[str, Any]:
+    """The same card, without buttons, saying how the question ended; tapping it opens
+    ``open_url`` (the run's page)."""
     data: dict[str, Any] = _card(ticket)
     if ios:
+        data["url"] = open_url
         data["push"] = {"interruption-level": "passive"}
     else:
+        data["clickAction"] = open_url
         data["channel"] = CHANNEL
         data["alert_once"] = True
     return {
