@@ -19,12 +19,16 @@ Modes (the parent passes the sites' addresses; the last line printed is one JSON
   it (the slow-callback figure), what HA's blocking-call detector reported; then 1,000 more
   waiting runs under ``tracemalloc`` (the growth per 1,000 waiting runs); then the prepared
   ``wait`` runs end and each notifies exactly once, and no prepared question is asked again
-  (no run lost or repeated).
+  (no run lost or repeated). With ``BENCH_TRACE=1`` every Python allocation is traced from
+  before the import (its bookkeeping swells the RSS figures, so they are not comparable):
+  the traced memory after the setup by package and by file, and the questions' burst, its
+  peak and what it keeps per question, with the allocations near its peak by line.
 * ``idle``: the demo site; reads commands on stdin (``setup``, ``window <label> <seconds>``,
-  ``parse <frame JSON>``, ``stats``, and ``profile <seconds>``, which ``bench_ha.py`` sends
-  while the unwatched tracks flow when ``BENCH_PROFILE_TRACKS`` is set: cProfile's top to
-  stderr) so the parent can change what the site sends between windows; each window's
-  CPU seconds of this whole process (loop, executor, the store's thread).
+  ``parse <frame JSON>``, ``hub <frame JSON>`` (:func:`hub_cost`), ``stats``, and
+  ``profile <seconds>``, which ``bench_ha.py`` sends while the unwatched tracks flow when
+  ``BENCH_PROFILE_TRACKS`` is set: cProfile's top to stderr) so the parent can change what
+  the site sends between windows; each window's CPU seconds of this whole process (loop,
+  executor, the store's thread).
 """
 
 from __future__ import annotations
@@ -104,8 +108,19 @@ def database_path(config_dir: Path) -> Path:
     return config_dir / ".storage" / f"opennvr_workflows.{ENTRY_ID}.db"
 
 
+async def import_integration(hass: HomeAssistant) -> None:
+    """Import the integration as Home Assistant does before a first setup (its loader, in
+    its import executor, the config flow with it): :func:`make_entry` imports it again,
+    which is then free. Imported on the loop instead, its dependencies' first imports
+    (``ollama`` reading its package metadata, ``nats``) would be reported by the
+    blocking-call detector, against this harness rather than the integration."""
+    integration = await loader.async_get_integration(hass, "opennvr_workflows")
+    await integration.async_get_component()
+
+
 def make_entry(args: argparse.Namespace, cameras: int) -> ConfigEntry:
-    """The entry the config flow makes for the site (imports the integration)."""
+    """The entry the config flow makes for the site (imports the integration: call
+    :func:`import_integration` first)."""
     from custom_components.opennvr_workflows.config_flow import OpenNVRWorkflowsConfigFlow
     from custom_components.opennvr_workflows.const import (
         CONF_AI_ENABLED,
@@ -220,6 +235,31 @@ def snapshot() -> dict[str, float]:
     }
 
 
+def traced_by_file(snap: tracemalloc.Snapshot) -> dict[str, Any]:
+    """Where the traced memory is: the total, the biggest files, and by package (this
+    integration's subpackages apart; site-packages by distribution; the rest as stdlib)."""
+    stats = snap.statistics("filename")
+    packages: dict[str, int] = {}
+    for stat in stats:
+        name = stat.traceback[0].filename
+        if "/custom_components/opennvr_workflows/" in name:
+            rest = name.split("/custom_components/opennvr_workflows/", 1)[1]
+            key = "ours:" + (rest.split("/", 1)[0] if "/" in rest else rest)
+        elif "site-packages/" in name:
+            key = name.split("site-packages/", 1)[1].split("/", 1)[0]
+        elif name.startswith("<"):
+            key = name
+        else:
+            key = "stdlib"
+        packages[key] = packages.get(key, 0) + stat.size
+    top = sorted(packages.items(), key=lambda kv: -kv[1])[:20]
+    return {
+        "total_mb": round(sum(s.size for s in stats) / 1e6, 1),
+        "by_package_mb": {k: round(v / 1e6, 2) for k, v in top},
+        "top_files": [str(s)[-140:] for s in stats[:12]],
+    }
+
+
 def counts(db: Path) -> dict[str, Any]:
     """Runs by status, and step rows written more than once for one step (off the loop)."""
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
@@ -304,6 +344,7 @@ async def prepare(args: argparse.Namespace) -> dict[str, Any]:
     hass.services.async_register("notify", NOTIFY, notes.handle)
     await hass.async_start()
     try:
+        await import_integration(hass)
         _took, runtime = await setup_entry(hass, make_entry(args, args.cameras))
         await hass.async_block_till_done()
         loaded = runtime.workflows.summary()["loaded"]
@@ -333,6 +374,11 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
     await hass.async_block_till_done()
     await asyncio.sleep(0.5)
     before = snapshot()
+    # BENCH_TRACE=1: every Python allocation traced from before the import, to say where
+    # the memory goes (by file, by package); its own bookkeeping swells the RSS figures.
+    trace = bool(os.environ.get("BENCH_TRACE"))
+    if trace:
+        tracemalloc.start()
     t0 = time.perf_counter()
     # The import as Home Assistant's loader does it at a start (the component, in its
     # executor), before the setup; what the setup imports later is the setup's.
@@ -353,6 +399,7 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
         open_questions = len(engine.pending_approvals())
         await asyncio.sleep(1.0)
         after = snapshot()
+        traced_setup = traced_by_file(tracemalloc.take_snapshot()) if trace else {}
         # Growth: more waiting runs, half untraced (resident memory, allocated blocks),
         # half under tracemalloc (the bytes Python keeps for them; its own bookkeeping
         # would swell the resident figure).
@@ -360,9 +407,36 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
         await park(runtime, "more-", half // 2, ("loitering",))
         await asyncio.sleep(0.5)
         grown_waits = snapshot()
-        await park(runtime, "more-q", half // 2, ("tamper",))
+        if trace:
+            gc.collect()
+            questions0 = tracemalloc.take_snapshot()
+            tracemalloc.reset_peak()
+            held0 = tracemalloc.get_traced_memory()[0]
+        asking = asyncio.create_task(park(runtime, "more-q", half // 2, ("tamper",)))
+        near_peak: tuple[int, tracemalloc.Snapshot] | None = None
+        while trace and not asking.done():
+            # Where the burst's memory is while it lasts: a snapshot each time the traced
+            # memory passes the last one's by 10 MB (taking one holds the loop a moment).
+            now_held = tracemalloc.get_traced_memory()[0]
+            if now_held - held0 > 10e6 and (near_peak is None or now_held > near_peak[0] + 10e6):
+                near_peak = (now_held, tracemalloc.take_snapshot())
+            await asyncio.sleep(0.01)
+        await asyncio.wait_for(asking, None)
         await asyncio.sleep(0.5)
         grown = snapshot()
+        traced_questions: dict[str, Any] = {}
+        if trace:
+            held1, peak = tracemalloc.get_traced_memory()
+            diff = tracemalloc.take_snapshot().compare_to(questions0, "filename")
+            traced_questions = {
+                "peak_kb_per_question": round((peak - held0) / 1024 / (half // 2), 1),
+                "kept_kb_per_question": round((held1 - held0) / 1024 / (half // 2), 1),
+                "kept_top": [str(d)[-150:] for d in diff[:10]],
+            }
+            if near_peak is not None:
+                during = near_peak[1].compare_to(questions0, "lineno")
+                traced_questions["near_peak_mb"] = round((near_peak[0] - held0) / 1e6, 1)
+                traced_questions["near_peak_top"] = [str(d)[-170:] for d in during[:8]]
         tracemalloc.start()
         traced0 = tracemalloc.get_traced_memory()[0]
         await park(runtime, "traced-", half)
@@ -415,6 +489,8 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
         "blocks_per_wait": round((grown_waits["blocks"] - after["blocks"]) / (half // 2), 1),
         "blocks_per_question": round((grown["blocks"] - grown_waits["blocks"]) / (half // 2), 1),
         "traced_top": [str(s)[-160:] for s in top],
+        "traced_setup": traced_setup,
+        "traced_questions": traced_questions,
         "held_waits": held_waits,
         "held_waits_done": len(done),
         "held_waits_done_unique": len(set(done)),
@@ -441,6 +517,7 @@ async def idle(args: argparse.Namespace) -> dict[str, Any]:
         while line := (await reader.readline()).decode().strip():
             cmd, *rest = line.split()
             if cmd == "setup":
+                await import_integration(hass)
                 _s, runtime = await setup_entry(hass, make_entry(args, args.cameras))
                 await hass.async_block_till_done()
                 reply: dict[str, Any] = {"loaded": runtime.workflows.summary()["loaded"]}
@@ -472,6 +549,8 @@ async def idle(args: argparse.Namespace) -> dict[str, Any]:
                 reply = {"profiled": True}
             elif cmd == "parse":
                 reply = parse_cost(json.loads(" ".join(rest)))
+            elif cmd == "hub":
+                reply = await hub_cost(runtime, json.loads(" ".join(rest)))
             elif cmd == "stats":
                 reply = _stats(runtime)
             else:
@@ -484,9 +563,11 @@ async def idle(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _received(runtime: Any) -> int:
+    """Events that reached the hub: those it passed on, and the tracks of cameras no
+    workflow watches, which it drops (and counts) right after parsing."""
     if runtime is None:
         return 0
-    return sum(s.received for s in runtime.hub.stats.values())
+    return sum(s.received + getattr(s, "tracks_unwatched", 0) for s in runtime.hub.stats.values())
 
 
 def _stats(runtime: Any) -> dict[str, Any]:
@@ -494,7 +575,33 @@ def _stats(runtime: Any) -> dict[str, Any]:
     return {
         "engine_started": engine.stats.started,
         "sources": {k: v.received for k, v in runtime.hub.stats.items()},
+        "tracks_unwatched": {k: v.tracks_unwatched for k, v in runtime.hub.stats.items()},
     }
+
+
+async def hub_cost(runtime: Any, frame: dict[str, Any]) -> dict[str, Any]:
+    """What one parsed ``tracks`` frame costs past parsing, with no transport: the frame's
+    event published into the running entry's hub, for the camera the frame names and for
+    camera 3 (watched: a person-in-zone trigger names it), 2,000 times each, each with a
+    new track id; CPU until the engine is idle again, per frame."""
+    from custom_components.opennvr_workflows.nvr.normalize import from_ws_frame
+
+    out: dict[str, Any] = {}
+    for label, camera in (("frame_camera", frame["camera_id"]), ("watched_camera", 3)):
+        events = []
+        for i in range(2_000):
+            payload = {**frame["payload"], "camera_id": camera}
+            payload["tracks"] = [{**t, "id": 50_000 + i} for t in payload["tracks"]]
+            events.extend(from_ws_frame({**frame, "camera_id": camera, "payload": payload}))
+        gc.collect()
+        t0 = time.process_time()
+        for n, event in enumerate(events):
+            runtime.hub.publish(event)
+            if n % 100 == 99:
+                await asyncio.sleep(0)
+        await runtime.workflows.engine.idle()
+        out[f"hub_us_per_frame_{label}"] = round((time.process_time() - t0) / len(events) * 1e6, 1)
+    return out
 
 
 def parse_cost(frame: dict[str, Any]) -> dict[str, Any]:

@@ -60,10 +60,13 @@ and the Ollama-API fake, with 51 workflow files in ``<config>/opennvr_workflows/
    20 s with ``--quick``): Home Assistant alone, the entry set up and quiet, and the demo
    (tracks on all three cameras at the simulator's detector rate, 4 frames/s each). Then
    tracks no workflow watches (a fourth camera no role names, 40 frames/s) and what one
-   frame costs, next to what parsing it costs (JSON and the integration's reader).
-   A camera's tracks are *watched* when a loaded workflow has a ``detect.person_in_zone``
-   trigger naming the camera (its people are matched against the camera's zones) or a
-   ``detection.observed.v1`` trigger naming it or no camera at all.
+   frame costs, next to what parsing it costs (JSON and the integration's reader) and what
+   it costs past parsing (2,000 parsed frames published into the entry's hub, no
+   transport: the unwatched camera's, and the watched garden camera's).
+   A camera's tracks are *watched* when a loaded workflow in Test or On has a
+   ``detect.person_in_zone`` trigger naming the camera (its people are matched against the
+   camera's zones) or a ``detection.observed.v1`` trigger naming it or no camera at all;
+   the hub drops the others' right after parsing (``nvr/watch.py``).
 7. **Cost per run against the flood's length** (``bench_flood.py``): durable runs with an
    ``if`` and an actuator (power-cut safe), floods of 1,000, 10,000 and 1,000 again, CPU per
    run, beside 50 automations doing the same in the same Home Assistant; the goal: 10,000
@@ -964,6 +967,7 @@ async def idle_part(sizes: Sizes, report: Report) -> None:
                         "tracks": [person_track(9004, (0.5, 0.5))]},
         }  # fmt: skip
         parsed = await ask("parse " + json.dumps(frame))
+        parsed.update(await ask("hub " + json.dumps(frame)))
         stdin.write(b"\n")
         await stdin.drain()
         await proc.wait()
@@ -1003,6 +1007,14 @@ async def idle_part(sizes: Sizes, report: Report) -> None:
     report.row("  CPU per tracks frame, watched cameras (us)", res["idle_us_per_watched_frame"])
     report.row("  CPU per tracks frame, unwatched camera (us)", res["idle_us_per_unwatched_frame"])
     report.row("  of which parsing it (JSON + normalize, us)", parsed["parse_us_per_frame"])
+    report.row(
+        "  past parsing, unwatched camera (hub on, us)",
+        parsed["hub_us_per_frame_frame_camera"],
+        "goal ~0",
+    )
+    report.row(
+        "  past parsing, watched camera (hub on, us)", parsed["hub_us_per_frame_watched_camera"]
+    )
 
 
 async def flood_length_part(report: Report) -> None:

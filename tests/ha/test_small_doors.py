@@ -45,6 +45,7 @@ from custom_components.opennvr_workflows.diagnostics import async_get_config_ent
 from custom_components.opennvr_workflows.engine import ActionRequest, NvrEvent, RunContext
 from custom_components.opennvr_workflows.engine.render import escape_markdown
 from custom_components.opennvr_workflows.host.folder import files as folder_io
+from custom_components.opennvr_workflows.host.pages import question_page
 from custom_components.opennvr_workflows.host.workflows import WorkflowHost
 from custom_components.opennvr_workflows.redact import strip_userinfo, strip_userinfo_deep
 from tests.fakes.opennvr_sim import OpenNVRSimulator
@@ -364,7 +365,12 @@ async def test_a_question_in_home_assistant_shows_the_event_and_the_name_as_they
     (question,) = [n for n in notes(hass).values() if "Let " in n["message"]]
     assert escape_markdown(f"Let {EVIL} in?") in question["message"]
     assert escape_markdown(mallory.name or "") in question["message"]
-    assert tags_of(question["message"]) == set(), MARKDOWN.render(question["message"])
+    # The one link in it is the integration's own, to the question's page in the panel.
+    (ticket,) = host.desk.pending()
+    own = f"[Open the question]({question_page(ticket.approval_id)})"
+    assert question["message"].count(own) == 1, question["message"]
+    body = question["message"].replace(own, "")
+    assert tags_of(body) == set(), MARKDOWN.render(body)
 
 
 # ── (13) diagnostics carry no password written into an address ──────────────────────────

@@ -17,6 +17,7 @@ from custom_components.opennvr_workflows.nvr.hub import EventHub
 from custom_components.opennvr_workflows.nvr.presence import PRESENCE_KIND, PresenceTracker
 from custom_components.opennvr_workflows.nvr.presence_ha import async_start_presence
 from custom_components.opennvr_workflows.nvr.sources.websocket import WebSocketSource
+from custom_components.opennvr_workflows.nvr.watch import TrackWatch
 from tests.fakes.opennvr_sim import OpenNVRSimulator, SimCamera, person_track, rectangle
 
 from .conftest import Collected, until
@@ -170,3 +171,25 @@ async def test_malformed_tracks_frames_are_counted(
     await sim.emit_tracks(3, [person_track(1, (0.5, 0.5))])
     await until(lambda: len(collected.of("tracks")) == 1, "the good frame after the bad ones")
     assert hub.stats["websocket"].dropped_by_kind == {"tracks": 6}
+
+
+async def test_only_the_cameras_a_zone_trigger_names_are_read_and_matched(
+    hass: HomeAssistant,
+    sim: OpenNVRSimulator,
+    client: OpenNVRClient,
+    source: WebSocketSource,
+    hub: EventHub,
+    collected: Collected,
+) -> None:
+    # Camera 2 is watched for its detections only, camera 3 for its zones.
+    hub.watch_tracks(TrackWatch(zones=frozenset({"3"}), observed=frozenset({"2"})))
+    link = await async_start_presence(hass, client, hub, lambda: {1.0})
+    await until(lambda: link.tracker.cameras == {"3"}, "the watched camera's zones")
+    await sim.linger(2, "Gate", 1.4, track_id="t1")
+    await until(lambda: len(collected.of("tracks")) >= 2, "the gate's tracks")
+    await sim.linger(3, "Fence line", 1.4, track_id="t2")
+    await until(lambda: len(collected.of(PRESENCE_KIND)) == 2, "the person at the fence")
+    assert lingered(collected) == [("3", "", "t2", 1.0), ("3", "fence_line", "t2", 1.0)]
+    # The gate's camera is never asked for its zones, even with its tracks arriving.
+    assert link.tracker.cameras == {"3"}
+    link()

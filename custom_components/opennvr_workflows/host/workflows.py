@@ -26,6 +26,7 @@ from ..engine import Engine, EngineUpdate, NvrEvent
 from ..engine.engine import TaskSpawner
 from ..nvr.hub import EventHub
 from ..nvr.presence_ha import async_start_presence
+from ..nvr.watch import track_watch
 from ..workflow import Problem, Report, SiteProfile, Workflow, validate_text
 from ..workflow.model import Action, ActionStep, PersonInZoneTrigger
 from ..workflow.yaml_loader import load_yaml
@@ -222,6 +223,8 @@ class WorkflowHost:
         self._unsubscribe.append(self.hub.subscribe_durable(self.dispatch))
         self._unsubscribe.append(self.engine.subscribe(self._on_update))
         self._unsubscribe.append(self.engine.subscribe(self._held_log))
+        # The states the engine restored decide which cameras' tracks are read.
+        self._watch_tracks()
         # Person-in-zone triggers: the detector's tracks and the site's zones become
         # events, only while a runnable workflow waits for them.
         self._unsubscribe.append(
@@ -318,6 +321,7 @@ class WorkflowHost:
             # Each version keeps the text it was saved as, for a rollback to write back.
             {w: f.text for w, f in loaded.items() if f.workflow is not None and f.text},
         )
+        self._watch_tracks()
         self._sync_file_issues()
         self._changed()
 
@@ -405,6 +409,15 @@ class WorkflowHost:
             and isinstance(f.workflow.when, PersonInZoneTrigger)
         )
 
+    def _watch_tracks(self) -> None:
+        """Tell the hub which cameras' detector tracks the workflows in Test or On read
+        (:mod:`..nvr.watch`): the others' are dropped there, right after parsing."""
+        runnable = {s.workflow_id for s in self.engine.workflows() if s.state in ("test", "on")}
+        workflows = (
+            f.workflow for w, f in self.files.items() if w in runnable and f.workflow is not None
+        )
+        self.hub.watch_tracks(track_watch(workflows, self.settings.roles))
+
     def subscribe(self, listener: Callable[[], None]) -> Callable[[], None]:
         """Call ``listener`` when the set of workflows, a state or a run changes."""
         self._listeners.append(listener)
@@ -415,6 +428,7 @@ class WorkflowHost:
         self.ai.update(settings)
         self.effects.settings = settings
         self._apply_policy()
+        self._watch_tracks()
 
     def _apply_policy(self) -> None:
         """Hand the engine what the validator checked files against: the apps whose
@@ -434,6 +448,7 @@ class WorkflowHost:
     def _on_update(self, update: EngineUpdate) -> None:
         if update.kind == "workflow_state":
             self._sync_attention_issues()
+            self._watch_tracks()
         self._changed()
 
     def _workflow_name(self, workflow_id: str) -> str | None:

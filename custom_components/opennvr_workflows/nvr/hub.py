@@ -16,6 +16,13 @@ and returns what to wait on, so a source that can acknowledge its broker does so
 the engine has committed the event's runs; a failure forgets the alert id again, so the
 redelivered copy is not taken for a duplicate.
 
+Detector tracks arrive several times a second per camera whether or not a workflow reads
+them. The hub drops a ``tracks`` event of a camera no workflow watches (see
+:mod:`.watch`; the host hands over the watched cameras with :meth:`EventHub.watch_tracks`
+whenever its workflows load or change state) as the first thing it does, before the
+dedupe, the counters' listeners and every consumer: it is only counted
+(``tracks_unwatched``), so such a camera costs its parsing and nothing more.
+
 Plain Python, driven from the event loop: sources on other threads hand their messages
 to the loop first.
 """
@@ -32,6 +39,7 @@ from types import MappingProxyType
 from typing import Any, Final
 
 from ..engine.events import NvrEvent
+from .watch import EVERY_CAMERA, TrackWatch
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -41,6 +49,9 @@ DEDUPE_WINDOW: Final = 4096
 
 EventListener = Callable[[NvrEvent], None]
 _DUPLICATE: Final = object()
+_UNWATCHED: Final = object()
+#: ``normalize.TRACKS_KIND`` (not imported: normalize reads the SDK, the hub stays light).
+_TRACKS: Final = "tracks"
 StateListener = Callable[[str, bool], None]
 #: A consumer that returns once the event is durable (raises if it could not make it so).
 DurableListener = Callable[[NvrEvent], Coroutine[Any, Any, None]]
@@ -66,6 +77,9 @@ class SourceStats:
     """Events a durable consumer failed on (left unacknowledged, for the source to redeliver)."""
     resyncs: int = 0
     """Times the source could not resume where it stopped and started over from a snapshot."""
+    tracks_unwatched: int = 0
+    """Tracks frames of cameras no workflow watches, dropped after parsing (not received:
+    they reach no consumer, and moving this counter tells no listener)."""
 
 
 class EventHub:
@@ -87,6 +101,8 @@ class EventHub:
         self._counter_listeners: list[Callable[[], None]] = []
         self._logged_drops: set[tuple[str, str]] = set()
         self._ever_connected: set[str] = set()
+        #: The cameras whose tracks some workflow reads (every camera until told).
+        self._watch: TrackWatch = EVERY_CAMERA
 
     # ── sources ──────────────────────────────────────────────────────────
 
@@ -98,11 +114,13 @@ class EventHub:
         return stats
 
     def publish(self, event: NvrEvent) -> bool:
-        """Hand ``event`` to every listener; False (and counted) for a duplicate alert_id.
+        """Hand ``event`` to every listener; False (and counted) for a duplicate alert_id
+        and for tracks of a camera no workflow watches.
 
         Durable consumers are started too but not waited on; their failure is logged and
         counted. A source that can acknowledge uses :meth:`publish_tracked` instead."""
-        return self._admit(event) is not _DUPLICATE
+        admitted = self._admit(event)
+        return admitted is not _DUPLICATE and admitted is not _UNWATCHED
 
     def publish_tracked(self, event: NvrEvent) -> asyncio.Future[None] | None:
         """:meth:`publish`, returning what to wait on before acknowledging ``event``: a
@@ -110,6 +128,8 @@ class EventHub:
         :class:`DeliveryError` if one could not), or None when there is nothing to wait
         for. A duplicate waits on its first copy."""
         admitted = self._admit(event)
+        if admitted is _UNWATCHED:
+            return None
         if admitted is _DUPLICATE:
             first = self._seen.get(event.alert_id or "")
             return None if first is None else asyncio.shield(first)
@@ -117,6 +137,9 @@ class EventHub:
         return asyncio.shield(admitted) if isinstance(admitted, asyncio.Future) else None
 
     def _admit(self, event: NvrEvent) -> asyncio.Future[None] | object | None:
+        if event.kind == _TRACKS and not self._watch.wants(event.camera_id):
+            self.register(event.source).tracks_unwatched += 1
+            return _UNWATCHED
         stats = self.register(event.source)
         if event.alert_id is not None:
             if event.alert_id in self._seen:
@@ -270,6 +293,19 @@ class EventHub:
                 _LOGGER.exception("Connection state listener failed")
 
     # ── consumers ────────────────────────────────────────────────────────
+
+    def watch_tracks(self, watch: TrackWatch) -> None:
+        """The cameras whose tracks a consumer needs from now on; the others' are dropped
+        (and counted) as they arrive. The host calls it whenever its workflows load or
+        change state."""
+        if watch != self._watch:
+            _LOGGER.debug("Tracks watched from now on: %s", watch)
+        self._watch = watch
+
+    @property
+    def track_watch(self) -> TrackWatch:
+        """The cameras whose tracks are let through (what :meth:`watch_tracks` was given)."""
+        return self._watch
 
     def subscribe(self, listener: EventListener) -> Callable[[], None]:
         """Call ``listener`` with every published event; returns the unsubscribe function."""

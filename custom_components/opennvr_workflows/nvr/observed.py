@@ -162,11 +162,15 @@ def derives_observed(source_names: Iterable[str]) -> bool:
 
 def link_observed(hub: EventHub, deriver: ObservedDeriver | None = None) -> Callable[[], None]:
     """Publish into ``hub`` the events ``deriver`` makes of the hub's tracks; returns the
-    function that stops it."""
+    function that stops it. Only the cameras a ``detection.observed.v1`` trigger may fire
+    on are followed (the hub's :attr:`~.hub.EventHub.track_watch`): a camera watched for
+    its zones alone makes no detection events nobody waits for."""
     follower = deriver if deriver is not None else ObservedDeriver()
 
     def _on_event(event: NvrEvent) -> None:
         if event.kind != TRACKS_KIND:
+            return
+        if event.camera_id is None or not hub.track_watch.observes(event.camera_id):
             return
         for observed in follower.observe(event):
             hub.publish(observed)

@@ -4,12 +4,15 @@
 to a :class:`~.presence.PresenceTracker` and publishes the ``person_in_zone`` events it
 makes back into the hub, where the engine picks them up like any other trigger.
 
-Zones are read with ``get_zones``, per camera: for every camera when there is a threshold
-to watch for, again every few minutes (an operator may redraw them), and at once for a
-camera whose tracks arrive before its zones are known (a camera added since). A camera
-whose zones cannot be read is left out until a later attempt succeeds rather than taken
-as having none, which would make its whole view a zone. The thresholds are asked of the
-caller at most once a second, so workflows loaded or edited meanwhile are followed.
+Only the cameras a person-in-zone trigger names are looked at (the hub's
+:attr:`~.hub.EventHub.track_watch`; the hub drops the tracks of cameras no workflow
+watches before they get here). Zones are read with ``get_zones``, per watched camera:
+for each when there is a threshold to watch for, again every few minutes (an operator may
+redraw them), and at once for a camera whose tracks arrive before its zones are known (a
+camera added since). A camera whose zones cannot be read is left out until a later attempt
+succeeds rather than taken as having none, which would make its whole view a zone. The
+thresholds are asked of the caller at most once a second, so workflows loaded or edited
+meanwhile are followed.
 """
 
 from __future__ import annotations
@@ -115,14 +118,16 @@ class PresenceLink:
             self._spawn(self.async_refresh_zones(), "zones")
 
     async def async_refresh_zones(self) -> None:
-        """Read every camera's zones now."""
+        """Read the zones of every camera a person-in-zone trigger names now (the zones of
+        a camera no trigger names are never used, so they are not asked for)."""
         try:
             cameras = await self._client.get_cameras()
         except _READ_ERRORS as err:
             self._failed("the camera list", err)
             return
         for camera in cameras:
-            await self._read_zones(str(camera.id))
+            if self._hub.track_watch.in_zones(str(camera.id)):
+                await self._read_zones(str(camera.id))
 
     # ── internals ────────────────────────────────────────────────────────
 
@@ -133,9 +138,11 @@ class PresenceLink:
             return
         if event.kind != TRACKS_KIND:
             return
+        if event.camera_id is None or not self._hub.track_watch.in_zones(event.camera_id):
+            return  # watched for its detections only: no zone of it is read or matched
         if self.hass.loop.time() - self._thresholds_at >= THRESHOLD_REFRESH_S:
             self.refresh_thresholds()
-        if not self.tracker.thresholds or event.camera_id is None:
+        if not self.tracker.thresholds:
             return
         if not self.tracker.knows(event.camera_id):
             self._want(event.camera_id)

@@ -20,6 +20,7 @@ in clear, is hashed when it is read (:func:`migrate`).
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import secrets
 from collections.abc import Iterable, Mapping
@@ -118,7 +119,13 @@ class Tickets:
     process's tokens in memory."""
 
     def __init__(self, hass: HomeAssistant, entry_id: str) -> None:
+        self._hass = hass
         self._store = _TicketStore(hass, STORE_VERSION, tickets_key(entry_id))
+        #: Whether a write runs now, and the callers waiting for the next one (one future).
+        self._writing = False
+        self._pending: asyncio.Future[None] | None = None
+        #: How many writes reached the Store (read by tests: saves coalesce).
+        self.writes = 0
         self.by_id: dict[str, Ticket] = {}
         #: token hash -> (approval id, user id, reply)
         self._by_hash: dict[str, tuple[str, str, str]] = {}
@@ -177,9 +184,58 @@ class Tickets:
                 self._forget(ticket)
 
     async def async_save(self) -> None:
-        """Write now: a question is saved before it is delivered, an answer before it is
-        acted on."""
-        await self._store.async_save({"tickets": [asdict(t) for t in self.by_id.values()]})
+        """Return once what changed before the call is on disk: a question is saved before
+        it is delivered, an answer before it is acted on.
+
+        Saves coalesce: one write at a time, its data copied when it starts. With no write
+        running, the caller writes itself; a caller that comes while one runs waits for the
+        next, which takes everyone who came meanwhile. Each caller copying the whole store
+        and queueing its own write made a burst of questions cost memory and CPU with the
+        square of their number (a copy per waiting caller, of every ticket)."""
+        if self._writing:
+            if self._pending is None:
+                self._pending = self._hass.loop.create_future()
+            await asyncio.shield(self._pending)
+            return
+        self._writing = True
+        try:
+            await self._write()
+        finally:
+            self._writing = False
+            self._hand_on()
+
+    async def _write(self) -> None:
+        data = {"tickets": [asdict(t) for t in self.by_id.values()]}
+        self.writes += 1
+        await self._store.async_save(data)
+
+    def _hand_on(self) -> None:
+        """The callers who came during a write get the next one, in a task of its own."""
+        waiter, self._pending = self._pending, None
+        if waiter is not None:
+            self._writing = True
+            self._hass.async_create_task(
+                self._write_for(waiter), f"{DOMAIN} tickets save", eager_start=True
+            )
+
+    async def _write_for(self, waiter: asyncio.Future[None]) -> None:
+        try:
+            await self._write()
+        except asyncio.CancelledError:
+            # Home Assistant is stopping: nobody is left waiting for a write that will not come.
+            waiter.cancel()
+            if self._pending is not None:
+                self._pending.cancel()
+                self._pending = None
+            self._writing = False
+            raise
+        except Exception as err:  # every waiter gets the failure
+            waiter.set_exception(err)
+            waiter.exception()  # retrieved here too: a caller may have gone
+        else:
+            waiter.set_result(None)
+        self._writing = False
+        self._hand_on()
 
     def _index(self, ticket: Ticket) -> None:
         self.by_id[ticket.approval_id] = ticket
