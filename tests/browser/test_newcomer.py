@@ -2,8 +2,10 @@
 answers a Look with what the demo camera really shows and says why in words, a workflow's
 Look reads back in the Workflows panel as its run in words with the picture the model saw,
 the parcel template (the README's demo walk) runs on a parcel at the demo's door and is
-found by clicks through the panel, its Look in words, and an automation made in the UI
-loads (the develop configuration includes ``automations.yaml``).
+found by clicks through the panel, its Look in words, the gate template asks the owner on
+the dashboard card when the demo plays a car at the gate and opens the demo gate on "Let
+in", and an automation made in the UI loads (the develop configuration includes
+``automations.yaml``).
 
 Self-sufficient: the site is added here when test_01 did not run first; this module points
 it at the demo model (``python -m tests.fakes.demo_model``, as ``scripts/develop`` starts
@@ -21,16 +23,17 @@ from collections.abc import Iterator
 from typing import Any, Final
 
 import pytest
-from playwright.sync_api import BrowserContext, Page, expect
+from playwright.sync_api import BrowserContext, Locator, Page, expect
 
 from tests.browser.frontend import (
     Screenshots,
     assert_translated,
+    call_ws,
     open_options,
     submit,
     visible_text,
 )
-from tests.browser.services import Process, Stack, free_port, wait_http
+from tests.browser.services import OWNER, Process, Stack, free_port, wait_http
 from tests.browser.test_01_add_integration import DOMAIN, close
 from tests.browser.test_02_options import MENU
 from tests.browser.test_read_only_user import add_the_site, wait_for
@@ -279,6 +282,211 @@ def test_the_parcel_template_runs_on_the_demo_and_reads_back_in_words(
     for token in ("would_have", "pending", '{"', "→"):
         assert token not in text, (token, text)
     shot(page, "parcel-template-run-in-words")
+
+
+GATE_TEMPLATE: Final = "gate_concierge"
+GATE_BOARD: Final = "opennvr-gate"
+PLATE: Final = "XY98 ZYX"
+HOUSEHOLD: Final = "household_plates"
+
+
+def options_page(page: Page, stack: Stack, item: str) -> Locator:
+    """Settings > Devices & services > OpenNVR Workflows > Configure > ``item``."""
+    dialog = open_options(page, stack.ha.url, DOMAIN)
+    expect(dialog.get_by_text(MENU[item], exact=True)).to_be_visible()
+    dialog.get_by_text(MENU[item], exact=True).click()
+    return dialog
+
+
+def textbox(dialog: Locator, name: str) -> Locator:
+    return dialog.get_by_role("textbox", name=re.compile(re.escape(name)))
+
+
+def save_options(page: Page, stack: Stack, dialog: Locator) -> None:
+    """Submit the page: saved (the dialog says so), finished, and the site loaded again."""
+    submit(dialog)
+    expect(dialog.get_by_text("Options successfully saved", exact=False)).to_be_visible()
+    dialog.get_by_role("button", name="Finish").click()
+    expect(dialog).to_be_hidden()
+    wait_for(
+        "the site did not load again after its options changed",
+        lambda: [e for e in stack.ha.entries(DOMAIN) if e["state"] == "loaded"] or None,
+    )
+
+
+def play_a_car(stack: Stack, camera: str, plate: str, seconds: float) -> dict[str, Any]:
+    """The demo NVR's own control: a car with ``plate`` at ``camera`` now."""
+    request = urllib.request.Request(
+        f"{stack.sim.url}/demo/scene",
+        data=json.dumps(
+            {"scene": "car", "camera": camera, "plate": plate, "seconds": seconds}
+        ).encode(),
+        headers={"Content-Type": "application/json"},
+        method="POST",
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        played: dict[str, Any] = json.load(response)
+    return played
+
+
+def gate_commands(stack: Stack) -> list[dict[str, Any]]:
+    """The app actions the demo NVR was told to do (``GET /demo/commands``)."""
+    with urllib.request.urlopen(f"{stack.sim.url}/demo/commands", timeout=10) as response:
+        commands: list[dict[str, Any]] = json.load(response)["commands"]
+    return commands
+
+
+def test_the_gate_template_asks_the_owner_on_the_card_and_opens_the_gate(
+    owner: Page, stack: Stack, shot: Screenshots
+) -> None:
+    """gate_concierge on the demo: the Driveway mapped to ``gate`` and the template On, a
+    car with a plate the household does not know waits at the gate; the model says who it
+    is, the owner is asked on the dashboard card and answers "Let in", the demo gate opens,
+    and the run reads back in words, found by clicks (the list, the workflow, the run)."""
+    page = owner
+    # Configure > Camera roles: the page offers ``gate`` (the template waits for it); the
+    # Driveway gets it.
+    dialog = options_page(page, stack, "camera_roles")
+    drive = textbox(dialog, "Driveway")
+    expect(drive).to_be_visible()
+    expect(dialog).to_contain_text("gate")
+    had = [r.strip() for r in drive.input_value().split(",") if r.strip()]
+    drive.fill(", ".join(had if "gate" in had else [*had, "gate"]))
+    shot(page, "gate-camera-role")
+    save_options(page, stack, dialog)
+    # Configure > Site rules: the household's own cars (a plate among them asks nobody).
+    dialog = options_page(page, stack, "site_rules")
+    lists = textbox(dialog, "Lists")
+    expect(lists).to_be_visible()
+    lists.fill(f"{HOUSEHOLD}: AB12 CDE, KL34 MNO")
+    save_options(page, stack, dialog)
+    # Configure > Approvers: the owner is the one the template asks.
+    dialog = options_page(page, stack, "approvers")
+    roles = textbox(dialog, "People per role")
+    expect(roles).to_be_visible()
+    roles.fill(f"owner: {OWNER['name']}")
+    save_options(page, stack, dialog)
+
+    page.goto(f"{stack.ha.url}/opennvr-workflows")
+    expect(page.locator("opennvr-workflows-panel")).to_be_attached()
+
+    def loadable() -> dict[str, Any] | None:
+        listed = call_ws(page, {"type": f"{DOMAIN}/workflows/list"})
+        rows = [r for r in listed["workflows"] if r["workflow_id"] == GATE_TEMPLATE]
+        return rows[0] if rows and rows[0]["todos"] == [] else None
+
+    row = wait_for("gate_concierge did not become loadable", loadable, timeout=30)
+    # Turned On in the panel by its owner, an administrator (it opens a gate).
+    page.goto(f"{stack.ha.url}/opennvr-workflows")
+    page.get_by_role("link", name=row["name"]).click()
+    expect(page).to_have_url(f"{stack.ha.url}/opennvr-workflows/workflow/{GATE_TEMPLATE}")
+    switch = page.get_by_role("group", name=row["name"])
+    switch.get_by_role("button", name="On", exact=True).click()
+    expect(switch.get_by_role("button", name="On", exact=True)).to_have_attribute(
+        "aria-pressed", "true"
+    )
+    assert loadable() is not None
+    listed = call_ws(page, {"type": f"{DOMAIN}/workflows/list"})
+    (on,) = [r for r in listed["workflows"] if r["workflow_id"] == GATE_TEMPLATE]
+    assert on["state"] == "on", on
+    boards = call_ws(page, {"type": "lovelace/dashboards/list"})
+    if not any(b["url_path"] == GATE_BOARD for b in boards):
+        call_ws(
+            page,
+            {
+                "type": "lovelace/dashboards/create",
+                "url_path": GATE_BOARD,
+                "title": "Gate",
+                "icon": "mdi:gate",
+                "show_in_sidebar": True,
+                "require_admin": False,
+                "mode": "storage",
+            },
+        )
+    call_ws(
+        page,
+        {
+            "type": "lovelace/config/save",
+            "url_path": GATE_BOARD,
+            "config": {
+                "views": [
+                    {
+                        "title": "Gate",
+                        "path": "gate",
+                        "cards": [{"type": "custom:opennvr-approvals-card"}],
+                    }
+                ]
+            },
+        },
+    )
+    opened_before = len(gate_commands(stack))
+
+    played = play_a_car(stack, "Driveway", PLATE, 120)
+    assert (played["camera"], played["plate"]) == ("Driveway", PLATE), played
+    # OpenNVR publishes plate.recognized.v1 on NATS and MQTT, not on the events websocket
+    # the demo uses: the run is started by name with the plate the demo read.
+    stack.ha.request(
+        "POST",
+        f"/api/services/{DOMAIN}/run_workflow",
+        {"workflow": GATE_TEMPLATE, "variables": {"plate": PLATE, "camera": "gate"}},
+    )
+
+    page.goto(f"{stack.ha.url}/{GATE_BOARD}/gate")
+    card = page.locator("opennvr-approvals-card")
+    question = card.locator(".approval").filter(has_text=PLATE)
+    expect(question).to_have_count(1, timeout=90_000)
+    # The question says what each reply does, then the template's message with the
+    # model's reason.
+    heading = question.get_by_role("heading")
+    expect(heading).to_contain_text("“Let in”: gate_controller.open.")
+    expect(heading).to_contain_text(f"A visitor is at the gate (plate {PLATE}): {REASONS['car']}")
+    expect(question.get_by_role("button")).to_have_text(["Let in", "Keep closed"])
+    run_id = next(
+        str(r["run_id"])
+        for r in call_ws(page, {"type": f"{DOMAIN}/approvals/list"})["approvals"]
+        if r["approval_id"] == question.get_attribute("data-approval")
+    )
+    shot(page, "gate-question-on-the-card")
+    question.get_by_role("button", name="Let in").click()
+    expect(card.get_by_role("status")).to_have_text("Answered: Let in")
+
+    def opened() -> list[dict[str, Any]] | None:
+        new = gate_commands(stack)[opened_before:]
+        return new or None
+
+    (command,) = wait_for("the demo gate was not told to open", opened, timeout=30)
+    assert command["key"] == "gate_controller.open", command
+
+    def done() -> dict[str, Any] | None:
+        run = call_ws(page, {"type": f"{DOMAIN}/workflows/run", "run_id": run_id})
+        return run if run["status"] == "done" else None
+
+    wait_for("the gate run did not end", done, timeout=30)
+    page.goto(f"{stack.ha.url}/opennvr-workflows")
+    page.get_by_role("link", name=row["name"]).click()
+    expect(page).to_have_url(f"{stack.ha.url}/opennvr-workflows/workflow/{GATE_TEMPLATE}")
+    page.locator(f'.run[data-run="{run_id}"]').click()
+    expect(page).to_have_url(f"{stack.ha.url}/opennvr-workflows/run/{run_id}")
+    look = page.locator('.step[data-path="then.0"]')
+    expect(look.locator(".title")).to_have_text("Asked the model")
+    expect(look.locator(".outcome")).to_have_text("Decision: visitor")
+    expect(look.locator(".reason")).to_contain_text(REASONS["car"])
+    asked = page.locator('.step[data-path="then.0.visitor.0"]')
+    expect(asked.locator(".title")).to_have_text("Asked a person")
+    expect(asked.locator(".outcome")).to_have_text(f"Reply: Let in · {OWNER['name']}")
+    gate = page.locator('.step[data-path="then.0.visitor.0.Let in.0"]')
+    expect(gate.locator(".title")).to_have_text("Asked an OpenNVR app")
+    expect(gate).to_contain_text("gate_controller")
+    expect(gate).to_contain_text("Done")
+    text = assert_translated(page.locator("opennvr-workflows-panel"), "the gate run")
+    for token in ("would_have", "pending", '{"', "→"):
+        assert token not in text, (token, text)
+    gate.scroll_into_view_if_needed()
+    shot(page, "gate-run-in-words")
+    call_ws(
+        page,
+        {"type": f"{DOMAIN}/workflows/set_state", "workflow": GATE_TEMPLATE, "state": "test"},
+    )
 
 
 def test_the_measure_page_says_what_to_do_for_a_model_never_measured(

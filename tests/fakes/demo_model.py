@@ -7,10 +7,11 @@ on the demo site. It is built on the Ollama-API fake (:mod:`tests.fakes.ollama_s
 with a responder that plays the model:
 
 - A **Look** (a chat with a picture and a JSON schema) reads the picture's pixels: the
-  simulator draws a parcel and a person in colours nothing else in its frames has
-  (:data:`~tests.fakes.opennvr_sim.PARCEL_COLOUR`, :data:`~tests.fakes.opennvr_sim.PERSON_COLOUR`).
-  The decision is the option that fits what is there (``parcel`` or ``no_parcel``,
-  ``still_there`` or ``gone``, ``stranger``, ``answered``...), and the reason says what
+  simulator draws a parcel, a person and a car in colours nothing else in its frames has
+  (:data:`~tests.fakes.opennvr_sim.PARCEL_COLOUR`, :data:`~tests.fakes.opennvr_sim.PERSON_COLOUR`,
+  :data:`~tests.fakes.opennvr_sim.CAR_COLOUR`). The decision is the option that fits what
+  is there (``parcel`` or ``no_parcel``, ``still_there`` or ``gone``, ``stranger``, a car
+  at the gate a ``visitor``, ``answered``...), and the reason says what
   was seen in a sentence, so a notification and Assist have words to show.
 - A **chat with tools** (Home Assistant's conversation agent on the integration's Assist
   API, or an Investigate step) calls the tool the demo question asks for ("what is at the
@@ -35,7 +36,7 @@ from typing import Any, Final
 from PIL import Image
 
 from tests.fakes.ollama_server import Answer, FakeOllama, Received, Reply, ToolCalls
-from tests.fakes.opennvr_sim import PARCEL_COLOUR, PERSON_COLOUR
+from tests.fakes.opennvr_sim import CAR_COLOUR, PARCEL_COLOUR, PERSON_COLOUR
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -54,6 +55,10 @@ KEEP_REQUESTS: Final = 50
 REASONS: Final = {
     "parcel": "A brown parcel lies on the doorstep, and nobody is there to pick it up.",
     "person": "A person in a red jacket is standing by the fence line, at the left of the picture.",
+    "car": (
+        "A blue car waits at the gate with one person at the wheel; no company livery, "
+        "taxi sign or parcels in view, so it looks like a visitor."
+    ),
     "": "Nobody is in view and nothing lies on the ground: the scene is empty.",
 }
 #: Decision options in the order each scene prefers them; the first one a step offers wins.
@@ -62,6 +67,7 @@ REASONS: Final = {
 PREFERRED: Final[Mapping[str, tuple[str, ...]]] = {
     "parcel": ("parcel", "still_there", "delivery", "activity", "answered", "report"),
     "person": ("stranger", "alert", "missing", "visitor", "activity", "answered", "report"),
+    "car": ("visitor", "activity", "answered", "report"),
     "": (
         "no_parcel",
         "gone",
@@ -78,6 +84,7 @@ PREFERRED: Final[Mapping[str, tuple[str, ...]]] = {
 FIELD_PREFERRED: Final[Mapping[str, tuple[str, ...]]] = {
     "parcel": ("parcel_service", "none", "unknown"),
     "person": ("stranger", "both", "none", "unknown"),
+    "car": ("none", "unknown"),
     "": ("none", "unknown"),
 }
 #: The demo questions: words in the person's message, and the tool (by its short name)
@@ -100,7 +107,7 @@ HELP: Final = (
 
 @dataclass(frozen=True)
 class Seen:
-    """What a picture shows: ``scene`` is "parcel", "person" or "" (nothing)."""
+    """What a picture shows: ``scene`` is "parcel", "person", "car" or "" (nothing)."""
 
     scene: str
 
@@ -121,7 +128,11 @@ def look_at(picture: bytes) -> Seen:
         raw = rgb.tobytes()
     pixels = [tuple(raw[i : i + 3]) for i in range(0, len(raw), 3)]
     total = max(1, len(pixels))
-    for scene, colour in (("person", PERSON_COLOUR), ("parcel", PARCEL_COLOUR)):
+    for scene, colour in (
+        ("person", PERSON_COLOUR),
+        ("parcel", PARCEL_COLOUR),
+        ("car", CAR_COLOUR),
+    ):
         if sum(1 for p in pixels if _near(p, colour)) / total >= MIN_SHARE:
             return Seen(scene)
     return Seen("")

@@ -61,10 +61,18 @@ DETECT_FRAME = (1280, 720)
 #: the pixels, not from a side channel.
 PARCEL_COLOUR = (150, 100, 45)
 PERSON_COLOUR = (220, 40, 40)
+CAR_COLOUR = (40, 170, 210)
 #: Where the doorstep parcel lies (its centre, in fractions of the frame).
 DOORSTEP = (0.55, 0.82)
 #: A detection's label and the scene its picture shows.
-SCENE_OF_LABEL = {"package": "parcel", "parcel": "parcel", "person": "person"}
+SCENE_OF_LABEL = {"package": "parcel", "parcel": "parcel", "person": "person", "car": "car"}
+#: Where a car waits in a camera's picture (its centre, in fractions of the frame): at the
+#: camera's "Gate" zone when it has one, else here.
+CAR_SPOT = (0.45, 0.6)
+#: The plate a car shows when the demo is not told one.
+DEMO_PLATE = "XY98 ZYX"
+#: The contracted event an ALPR app publishes for a plate it read (NATS and MQTT carry it).
+PLATE_SCHEMA = "plate.recognized.v1"
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -162,12 +170,15 @@ class SimConfig:
     snapshot_size: tuple[int, int] = (640, 360)
     #: The demo site's own life (on in the command line's demo, off in tests unless
     #: asked): every ``activity_every_s`` seconds, by turns, a parcel lies at the front
-    #: door for ``parcel_s`` seconds, or a person lingers at the back garden's fence line
-    #: for ``linger_s`` seconds; each is also stored in ``/events`` with its label.
+    #: door for ``parcel_s`` seconds, a person lingers at the back garden's fence line
+    #: for ``linger_s`` seconds, or a car (plate :data:`DEMO_PLATE`) waits at the
+    #: driveway's gate for ``car_s`` seconds; each is also stored in ``/events`` with its
+    #: label (and the car's plate).
     activity: bool = False
     activity_every_s: float = 40.0
     parcel_s: float = 30.0
     linger_s: float = 20.0
+    car_s: float = 30.0
 
 
 def _now() -> datetime:
@@ -195,6 +206,12 @@ class OpenNVRSimulator:
         self.correlated: list[tuple[str, str, str]] = []
         #: (entity key, args, correlation id) of every app action command.
         self.commands: list[tuple[str, dict[str, Any], str | None]] = []
+        #: The contracted events the site published (``plate.recognized.v1`` envelopes),
+        #: oldest first: OpenNVR carries them on NATS and MQTT, not on the events websocket.
+        self.domain_events: list[dict[str, Any]] = []
+        #: Called with each contracted event as it is published (a test relays it to a
+        #: broker).
+        self.domain_listeners: list[Callable[[dict[str, Any]], Awaitable[None]]] = []
         self.tracks_seq = 0
         #: The demo's next track id (fresh per scene, as a detector's tracker numbers them).
         self.next_track_id = 9001
@@ -208,8 +225,8 @@ class OpenNVRSimulator:
         self._sockets: set[web.WebSocketResponse] = set()
         self._runner: web.AppRunner | None = None
         self._tasks: list[asyncio.Task[None]] = []
-        #: What each camera shows now beyond its empty scene: camera id -> "parcel" or
-        #: "person" (see :meth:`draw_frame`).
+        #: What each camera shows now beyond its empty scene: camera id -> "parcel",
+        #: "person" or "car" (see :meth:`draw_frame`).
         self.showing: dict[int, str] = {}
         self._scene_tasks: set[asyncio.Task[Any]] = set()
         self.port = 0
@@ -260,22 +277,64 @@ class OpenNVRSimulator:
         r.add_get(API + "/media/s/{token}", self._signed_media)
         # The demo's own control, outside OpenNVR's API: make a scene happen now.
         r.add_post("/demo/scene", self._demo_scene)
+        r.add_get("/demo/commands", self._demo_commands)
         return app
 
     async def _demo_scene(self, request: web.Request) -> web.Response:
-        """``POST /demo/scene`` ``{"scene": "parcel" | "person", "seconds": 30}``: the
-        scene now, as the demo's own timer plays it (a guided tour, a browser test)."""
+        """``POST /demo/scene`` ``{"scene": "parcel" | "person" | "car", "seconds": 30}``:
+        the scene now, as the demo's own timer plays it (a guided tour, a browser test). A
+        car also takes ``"plate"`` (default :data:`DEMO_PLATE`) and ``"camera"`` (an id or
+        a name; default the Driveway)."""
         body = await _json_body(request)
+        scene = str(body.get("scene"))
         seconds = float(body.get("seconds") or self.config.parcel_s)
-        scenes = {"parcel": self.parcel_at_door, "person": self.person_at_fence}
-        play = scenes.get(str(body.get("scene")))
-        if play is None:
-            return web.json_response({"detail": f"scene is one of {sorted(scenes)}"}, status=422)
-        task = asyncio.create_task(play(seconds))
+        scenes = ("car", "parcel", "person")
+        if scene not in scenes:
+            return web.json_response({"detail": f"scene is one of {list(scenes)}"}, status=422)
+        reply: dict[str, Any] = {"scene": scene, "seconds": seconds}
+        play: Awaitable[Any]
+        if scene == "car":
+            cam = self._camera_named(body.get("camera"))
+            if cam is None:
+                names = [c.name for c in self.config.cameras]
+                return web.json_response(
+                    {"detail": f"camera is an id or one of {names}"}, status=422
+                )
+            plate = str(body.get("plate") or DEMO_PLATE).strip() or DEMO_PLATE
+            play = self.car_at_camera(seconds, plate=plate, camera_id=cam.id)
+            reply |= {"camera_id": cam.id, "camera": cam.name, "plate": plate}
+        elif scene == "parcel":
+            play = self.parcel_at_door(seconds)
+        else:
+            play = self.person_at_fence(seconds)
+        task = asyncio.ensure_future(play)
         self._scene_tasks.add(task)
         task.add_done_callback(self._scene_tasks.discard)
         await asyncio.sleep(0)
-        return web.json_response({"scene": body["scene"], "seconds": seconds})
+        return web.json_response(reply)
+
+    async def _demo_commands(self, request: web.Request) -> web.Response:
+        """``GET /demo/commands``: the app actions the site was told to do (the gate
+        opening), oldest first."""
+        return web.json_response(
+            {
+                "commands": [
+                    {"key": key, "args": args, "correlation_id": cid}
+                    for key, args, cid in self.commands
+                ]
+            }
+        )
+
+    def _camera_named(self, value: Any) -> SimCamera | None:
+        """A camera by id or name (any case); the Driveway (else the first active camera)
+        when ``value`` is empty."""
+        cams = [c for c in self.config.cameras if c.is_active]
+        if value is None or str(value).strip() == "":
+            return next((c for c in cams if c.name == "Driveway"), cams[0] if cams else None)
+        text = str(value).strip()
+        if text.isdigit():
+            return self.camera(int(text))
+        return next((c for c in cams if c.name.casefold() == text.casefold()), None)
 
     async def start(
         self, port: int = 0, host: str = "127.0.0.1", ssl_context: ssl.SSLContext | None = None
@@ -465,7 +524,7 @@ class OpenNVRSimulator:
         """A JPEG with the camera's name, the time, a shape that moves each second and what
         the camera shows (``scene``; by default what it shows now, :attr:`showing`): a
         parcel on the doorstep, a person at the fence line (or the middle of the frame on
-        a camera without zones)."""
+        a camera without zones), a car at the gate (:func:`car_spot`)."""
         at = at or _now()
         scene = scene if scene is not None else self.showing.get(cam.id)
         w, h = self.config.snapshot_size
@@ -507,6 +566,37 @@ class OpenNVRSimulator:
                 ),
                 fill=PERSON_COLOUR,
             )
+        elif scene == "car":
+            cx, cy = car_spot(cam)
+            # A car seen from the side: its body, its cabin, two dark wheels.
+            draw.rectangle(
+                (
+                    int((cx - 0.14) * w),
+                    int((cy - 0.06) * h),
+                    int((cx + 0.14) * w),
+                    int((cy + 0.08) * h),
+                ),
+                fill=CAR_COLOUR,
+            )
+            draw.rectangle(
+                (
+                    int((cx - 0.08) * w),
+                    int((cy - 0.14) * h),
+                    int((cx + 0.06) * w),
+                    int((cy - 0.06) * h),
+                ),
+                fill=CAR_COLOUR,
+            )
+            for wx in (cx - 0.09, cx + 0.09):
+                draw.ellipse(
+                    (
+                        int((wx - 0.03) * w),
+                        int((cy + 0.05) * h),
+                        int((wx + 0.03) * w),
+                        int((cy + 0.13) * h),
+                    ),
+                    fill=(20, 20, 20),
+                )
         draw.text(
             (10, 10), f"{cam.name}  {at.strftime('%Y-%m-%d %H:%M:%S')}Z", fill=(255, 255, 255)
         )
@@ -1028,6 +1118,65 @@ class OpenNVRSimulator:
             await self.linger(cam.id, zone.name, seconds, track_id, fps=fps)
         return event
 
+    async def car_at_camera(
+        self,
+        seconds: float,
+        *,
+        plate: str = DEMO_PLATE,
+        camera_id: int | None = None,
+        fps: float = 2.0,
+    ) -> dict[str, Any] | None:
+        """A car with ``plate`` waiting in view of a camera (the Driveway's gate when none
+        is given) for ``seconds``: stored as a ``car`` event with its ``plate_text``, its
+        track in ``tracks`` frames, and the ``plate.recognized.v1`` event an ALPR app
+        publishes for it (:meth:`publish_domain_event`). Returns the stored event."""
+        cam = self.camera(camera_id) if camera_id is not None else self._camera_named(None)
+        if cam is None:
+            return None
+        track_id = self._new_track_id()
+        event = self.add_event(cam.id, "car", plate=plate, score=0.9, track_id=track_id)
+        _LOGGER.info(
+            "A car (plate %s) at camera %s (%s) for %g s", plate, cam.id, cam.name, seconds
+        )
+        with self._showing(cam.id, "car"):
+            await self.publish_domain_event(
+                cam.id,
+                PLATE_SCHEMA,
+                {
+                    "plate_text": plate,
+                    "confidence": 0.94,
+                    "vehicle_label": "car",
+                    "event_id": event["id"],
+                },
+                producer="alpr",
+            )
+            await self.hold(cam.id, car_track(track_id, car_spot(cam)), seconds, fps=fps)
+        return event
+
+    async def publish_domain_event(
+        self, camera_id: int, schema: str, payload: dict[str, Any], *, producer: str
+    ) -> dict[str, Any]:
+        """A contracted event as OpenNVR publishes it on NATS
+        (``opennvr.events.<schema>.<camera_id>``) and MQTT: the envelope ``{id, schema,
+        correlation_id, camera_id, ts, producer, payload}``, kept in :attr:`domain_events`
+        and handed to each of :attr:`domain_listeners`."""
+        envelope = {
+            "id": uuid.uuid4().hex,
+            "schema": schema,
+            "correlation_id": uuid.uuid4().hex,
+            "camera_id": camera_id,
+            "ts": _iso(_now()),
+            "producer": producer,
+            "payload": dict(payload),
+        }
+        self.domain_events.append(envelope)
+        for listener in list(self.domain_listeners):
+            try:
+                await listener(envelope)
+            except Exception:
+                _LOGGER.exception("A listener of %s failed", schema)
+        return envelope
+
     async def _heartbeats(self) -> None:
         while True:
             await asyncio.sleep(self.config.heartbeat_s)
@@ -1046,10 +1195,12 @@ class OpenNVRSimulator:
             i += 1
 
     async def _scripted_activity(self) -> None:
-        """The demo's detections, by turns: a parcel at the door, a person at the fence."""
+        """The demo's detections, by turns: a parcel at the door, a person at the fence, a
+        car with a plate at the driveway's gate."""
         scenes = (
             lambda: self.parcel_at_door(self.config.parcel_s),
             lambda: self.person_at_fence(self.config.linger_s),
+            lambda: self.car_at_camera(self.config.car_s),
         )
         i = 0
         while True:
@@ -1071,6 +1222,26 @@ def person_track(
         "score": 0.88,
         "box": [round(x, 4), round(y, 4), w, h],
         "stationary": False,
+    }
+
+
+def car_spot(cam: SimCamera) -> tuple[float, float]:
+    """Where a car waits in a camera's picture: in its "Gate" zone, else :data:`CAR_SPOT`."""
+    gate = next((z for z in cam.zones if z.name.casefold() == "gate"), None)
+    return gate.centre if gate is not None else CAR_SPOT
+
+
+def car_track(track_id: int | str, centre: tuple[float, float]) -> dict[str, Any]:
+    """One overlay track: a car's box (``[x, y, w, h]`` in 0..1) around ``centre``, waiting
+    still."""
+    w, h = 0.28, 0.27
+    x, y = centre[0] - w / 2, centre[1] - 0.14
+    return {
+        "id": track_id,
+        "label": "car",
+        "score": 0.9,
+        "box": [round(x, 4), round(y, 4), w, h],
+        "stationary": True,
     }
 
 
@@ -1139,8 +1310,9 @@ def main() -> None:
         "--activity-every",
         type=float,
         default=40.0,
-        help="seconds between the demo's detections, by turns a parcel at the front door "
-        "and a person lingering at the back garden's fence (0 for none)",
+        help="seconds between the demo's detections, by turns a parcel at the front door, "
+        "a person lingering at the back garden's fence and a car with a plate at the "
+        "driveway's gate (0 for none)",
     )
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO)
