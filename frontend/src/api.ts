@@ -130,6 +130,9 @@ export interface RunPage {
   }[];
   /** The stored mark: right or wrong, the name of who marked it, when; null while unmarked. */
   mark: { right: boolean; by: string | null; at: number } | null;
+  /** How a run started by name was started (run_workflow, the button, a message) and by
+   * whom (null when Home Assistant itself called); null for a run its trigger started. */
+  started_by?: { how: string; user: string | null } | null;
 }
 
 export interface Version {

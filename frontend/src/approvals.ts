@@ -129,7 +129,7 @@ export class OpennvrApprovals extends LitElement {
               )}
             </div>
             ${row.may_answer ? "" : html`<div class="muted">${t("may_not_answer")}</div>`}
-            <div class="muted">${t("asked")}: ${row.asked.join(", ")} · ${t("until")} ${when(this.hass, row.expires_at)}</div>
+            <div class="muted">${row.asked.length ? `${t("asked")}: ${row.asked.join(", ")} · ` : ""}${t("until")} ${when(this.hass, row.expires_at)}</div>
           </div>
         `,
       )}

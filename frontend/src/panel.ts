@@ -33,7 +33,7 @@ import {
   roleName,
   statusText,
   stepTitle,
-  triggerText,
+  startedText,
   unsureText,
   when,
 } from "./words";
@@ -695,7 +695,7 @@ class OpennvrWorkflowsPanel extends LitElement {
           ${run.test ? html`<span class="chip test">${t("state_test")}</span>` : nothing}
         </div>
         <div class="muted when">
-          ${triggerText(run.trigger) ? html`${t("started_by")} ${triggerText(run.trigger)} · ` : nothing}${when(this.hass, run.started_at)}${took ? html` · ${t("took")} ${took}` : nothing}
+          ${startedText(run) ? html`${startedText(run)} · ` : nothing}${when(this.hass, run.started_at)}${took ? html` · ${t("took")} ${took}` : nothing}
         </div>
         ${run.error ? html`<div class="error">${run.error}</div>` : nothing}
         <div class="row marks">

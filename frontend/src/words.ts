@@ -1,7 +1,7 @@
 // A run, its steps and its numbers in words, as Home Assistant's own trace view says them:
 // what each step did, how it ended, how long it took and when, in the user's language and
 // locale (Home Assistant's profile settings: language, number and time format, time zone).
-import { Hass, StepView } from "./api";
+import { Hass, RunPage, StepView } from "./api";
 import { has, t } from "./texts";
 
 /** The user's locale as Home Assistant's profile sets it (the browser's when unset). */
@@ -101,6 +101,19 @@ export function unsureText(reason: string): string {
   return word(`unsure_${reason}`, humanize(reason));
 }
 
+/** How a run began, in words: "Started by Dana Owner with run_workflow", "Started by name
+ * with the Run now button" for a run started by name, else "Started by an alert on Front
+ * door"; "" when the run says neither. */
+export function startedText(run: RunPage): string {
+  const by = run.started_by;
+  if (by) {
+    const how = word(`start_how_${by.how}`, by.how);
+    return `${by.user ? `${t("started_by")} ${by.user}` : t("started_by_name")} ${t("started_with")} ${how}`;
+  }
+  const what = triggerText(run.trigger);
+  return what ? `${t("started_by")} ${what}` : "";
+}
+
 /** What started a run, to follow "Started by" ("an alert on Front door"). */
 export function triggerText(trigger: Record<string, unknown>): string {
   const kind = String(trigger.kind ?? "");
@@ -114,6 +127,14 @@ export function roleName(role: string): string {
   return humanize(role);
 }
 
+/** Whether a value says nothing: null, "", or a list or mapping of such values only. */
+export function blank(value: unknown): boolean {
+  if (value == null || value === "") return true;
+  if (Array.isArray(value)) return value.every(blank);
+  if (typeof value === "object") return Object.values(value as Record<string, unknown>).every(blank);
+  return false;
+}
+
 /** A value a step sent, as a line of text: text as it is, a list joined, a mapping as
  * "Label: value" pairs (never raw JSON). */
 export function valueText(value: unknown): string {
@@ -122,20 +143,21 @@ export function valueText(value: unknown): string {
   if (typeof value === "number" || typeof value === "boolean") return String(value);
   if (Array.isArray(value)) {
     const flat = value.every((v) => typeof v !== "object" || v === null);
-    return value.map(valueText).join(flat ? ", " : "; ");
+    return value.filter((v) => !blank(v)).map(valueText).join(flat ? ", " : "; ");
   }
   return Object.entries(value as Record<string, unknown>)
-    .filter(([, v]) => v != null && v !== "")
+    .filter(([, v]) => !blank(v))
     .map(([k, v]) => `${word(`field_${k}`, humanize(k))}: ${valueText(v)}`)
     .join(", ");
 }
 
 /** The fields of what a step sent (or would have), each as a label and its text. */
 export function fieldsOf(data: unknown): { label: string; text: string }[] {
-  if (data == null) return [];
+  // A field with no value (null, "", [], {}) is not shown.
+  if (blank(data)) return [];
   if (typeof data !== "object" || Array.isArray(data)) return [{ label: "", text: valueText(data) }];
   return Object.entries(data as Record<string, unknown>)
     // "kind" repeats the step's own title.
-    .filter(([k, v]) => k !== "kind" && v != null && v !== "")
+    .filter(([k, v]) => k !== "kind" && !blank(v))
     .map(([k, v]) => ({ label: word(`field_${k}`, humanize(k)), text: valueText(v) }));
 }

@@ -467,6 +467,10 @@ def test_the_gate_template_asks_the_owner_on_the_card_and_opens_the_gate(
     expect(page).to_have_url(f"{stack.ha.url}/opennvr-workflows/workflow/{GATE_TEMPLATE}")
     page.locator(f'.run[data-run="{run_id}"]').click()
     expect(page).to_have_url(f"{stack.ha.url}/opennvr-workflows/run/{run_id}")
+    # Started by name (run_workflow, with the owner's token), not by the gate's event.
+    started = page.locator(".summary .when")
+    expect(started).to_contain_text(f"Started by {OWNER['name']} with run_workflow")
+    expect(started).not_to_contain_text("an event")
     look = page.locator('.step[data-path="then.0"]')
     expect(look.locator(".title")).to_have_text("Asked the model")
     expect(look.locator(".outcome")).to_have_text("Decision: visitor")
@@ -478,6 +482,13 @@ def test_the_gate_template_asks_the_owner_on_the_card_and_opens_the_gate(
     expect(gate.locator(".title")).to_have_text("Asked an OpenNVR app")
     expect(gate).to_contain_text("gate_controller")
     expect(gate).to_contain_text("Done")
+    # gate_controller.open sends no data: no empty "Data:" line, and no label on the page
+    # without a value after it.
+    expect(gate).not_to_contain_text("Data:")
+    for field in page.locator(".steps dd").all():
+        label = field.locator(".muted").all_inner_texts()
+        value = field.inner_text().removeprefix(label[0] if label else "").strip()
+        assert value, field.inner_text()
     text = assert_translated(page.locator("opennvr-workflows-panel"), "the gate run")
     for token in ("would_have", "pending", '{"', "→"):
         assert token not in text, (token, text)

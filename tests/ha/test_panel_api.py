@@ -10,7 +10,11 @@ from typing import Any
 
 import pytest
 from homeassistant.core import HomeAssistant
-from pytest_homeassistant_custom_component.common import MockConfigEntry, async_mock_service
+from pytest_homeassistant_custom_component.common import (
+    MockConfigEntry,
+    MockUser,
+    async_mock_service,
+)
 from pytest_homeassistant_custom_component.typing import (
     ClientSessionGenerator,
     MockHAClientWebSocket,
@@ -149,6 +153,8 @@ async def test_the_list_a_live_run_its_page_and_a_mark(
 
     page = await ws.ok("workflows/run", run_id=run_id)
     assert page["mark"] is None
+    # An alert started it: nobody started it by name.
+    assert page["started_by"] is None
     ai = page["steps"][0]
     assert (ai["kind"], ai["outcome"], ai["reason"]) == ("ai", "visitor", "a courier with a parcel")
     assert ai["model"] == "qwen2.5vl:3b"
@@ -296,6 +302,7 @@ async def test_the_feed_says_when_a_question_is_ready_and_when_it_closed(
     hass: HomeAssistant,
     config_entry: MockConfigEntry,
     hass_ws_client: WebSocketGenerator,
+    hass_admin_user: MockUser,
 ) -> None:
     """The engine opens a question before the host has delivered it; the ``approvals``
     event comes once the question can be listed and answered, and again once it closed."""
@@ -303,7 +310,7 @@ async def test_the_feed_says_when_a_question_is_ready_and_when_it_closed(
     ws = Client(await hass_ws_client(hass))
     live = await ws.send("workflows/subscribe")
     assert (await ws.socket.receive_json())["success"] is True
-    (run_id,) = host.engine.run_now("ask")
+    (run_id,) = host.engine.run_now("ask", hass_admin_user.id)
     ready = await next_event(ws, live, "approvals")
     assert ready["entry_id"] == config_entry.entry_id
     (question,) = (await ws.ok("approvals/list"))["approvals"]
@@ -316,6 +323,8 @@ async def test_the_feed_says_when_a_question_is_ready_and_when_it_closed(
     await host.engine.idle()
     page = await ws.ok("workflows/run", run_id=run_id)
     assert page["status"] == "done"
+    # The run page says who pressed the button, by name (the run stores their id).
+    assert page["started_by"] == {"how": "button", "user": "Mock User"}
     assert [(s["path"], s["outcome"]) for s in page["steps"]] == [
         ("then.0", "Open"),
         ("then.0.Open.0", "done"),

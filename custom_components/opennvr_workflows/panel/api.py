@@ -43,7 +43,7 @@ from ..workflow import Workflow, dump_workflow
 from .hosts import host_for, loaded_hosts
 from .listing import workflow_rows
 from .live import ws_subscribe
-from .run_detail import run_page
+from .run_detail import run_page, started_by
 from .templates import template_rows
 from .timeline import MAX_SCAN, timeline_page
 
@@ -188,7 +188,9 @@ async def ws_run(
     detail = await visible_run(caller, host, msg["run_id"])
     if detail is None:
         raise invalid("unknown_run", run_id=msg["run_id"])
-    connection.send_result(msg["id"], run_page(hass, host, caller, detail))
+    page = run_page(hass, host, caller, detail)
+    page["started_by"] = await started_by(hass, detail)
+    connection.send_result(msg["id"], page)
 
 
 @websocket_api.websocket_command(

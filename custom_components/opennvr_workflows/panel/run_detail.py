@@ -14,6 +14,7 @@ from typing import Any, Final
 from homeassistant.core import HomeAssistant
 
 from ..host.approvals.links import picture_link
+from ..host.approvals.people import user_name
 from ..host.permissions import Caller
 from ..host.read_scope import camera_touched, may_see
 from ..host.runs.view import run_view
@@ -33,6 +34,8 @@ _AI_COLUMNS: Final = (
 )
 #: How long the run page's picture links live.
 LINK_S: Final = 3600.0
+#: How a run started by name was started, by the stored trigger's source.
+_BY_NAME: Final = {"action": "run_workflow", "button": "button", "assist": "message"}
 
 
 def run_page(
@@ -62,6 +65,24 @@ def run_page(
     )
     view["mark"] = _mark(detail.get("mark"))
     return view
+
+
+async def started_by(hass: HomeAssistant, detail: Mapping[str, Any]) -> dict[str, Any] | None:
+    """How a run started by name was started (``how``: ``run_workflow``, ``button`` or
+    ``message``) and by whom (``user``: a name, None when Home Assistant itself called);
+    None for a run its trigger started."""
+    trigger = _json(detail.get("trigger"))
+    if not isinstance(trigger, Mapping) or trigger.get("source") not in _BY_NAME:
+        return None
+    how = _BY_NAME[trigger["source"]]
+    if trigger.get("kind") == "message":
+        how = "message"
+    payload = trigger.get("payload")
+    user = payload.get("user") if isinstance(payload, Mapping) else None
+    if user and trigger["source"] == "button":
+        # A button press stores the presser's id.
+        user = await user_name(hass, str(user))
+    return {"how": how, "user": str(user) if user else None}
 
 
 def _mark(row: Mapping[str, Any] | None) -> dict[str, Any] | None:
