@@ -106,14 +106,22 @@ class Home:
         return self.host.desk
 
     async def alert(self, sim: OpenNVRSimulator) -> str:
-        """A person at the gate camera; the run id of the question it starts."""
+        """A person at the gate camera; the run id of the question it starts, once the
+        desk has saved the question and told its listeners (the panel's and the card's
+        signal: the question is listed before its save has finished)."""
         before = {r.run_id for r in self.host.engine.active_runs()}
-        await sim.emit_alert(2, "person")
-        await until(
-            lambda: any(r.run_id not in before for r in self.host.engine.active_runs())
-            and bool(self.desk.pending()),
-            "the question was asked",
-        )
+        told: list[bool] = []
+        unsubscribe = self.desk.subscribe(lambda: told.append(True))
+        try:
+            await sim.emit_alert(2, "person")
+            await until(
+                lambda: any(r.run_id not in before for r in self.host.engine.active_runs())
+                and bool(self.desk.pending())
+                and bool(told),
+                "the question was asked",
+            )
+        finally:
+            unsubscribe()
         await self.hass.async_block_till_done()
         return next(r.run_id for r in self.host.engine.active_runs() if r.run_id not in before)
 
