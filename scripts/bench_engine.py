@@ -50,7 +50,6 @@ import cProfile
 import gc
 import io
 import json
-import logging
 import os
 import pstats
 import shutil
@@ -77,9 +76,9 @@ from bench_ha import (  # noqa: E402
     cameras_of,
     quantile,
     role,
+    run_as_in_production,
     start_home_assistant,
 )
-from homeassistant import runner as ha_runner  # noqa: E402
 from homeassistant.const import __version__ as HA_VERSION  # noqa: E402
 from homeassistant.core import HomeAssistant, ServiceCall, callback  # noqa: E402
 from homeassistant.setup import async_setup_component  # noqa: E402
@@ -1005,19 +1004,11 @@ def main() -> None:
         "--profile", action="store_true", help="profile the engine at the highest offered rate"
     )
     args = parser.parse_args()
-    if hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})  # one core
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    logging.getLogger().setLevel(logging.WARNING)
     sizes = QUICK if args.quick else FULL
     if args.sustain_s is not None:
         sizes.sustain_s = args.sustain_s
     wall, cpu = time.perf_counter(), time.process_time()
-    report = asyncio.run(
-        bench(sizes, not args.no_ha, args.sustain_rate, args.profile),
-        debug=False,
-        loop_factory=lambda: ha_runner.create_event_loop(debug=False),
-    )
+    report = run_as_in_production(bench(sizes, not args.no_ha, args.sustain_rate, args.profile))
     report.result.update(
         home_assistant=None if args.no_ha else HA_VERSION,
         asyncio_debug=False,

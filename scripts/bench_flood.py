@@ -30,8 +30,6 @@ import asyncio
 import gc
 import itertools
 import json
-import logging
-import os
 import shutil
 import sys
 import tempfile
@@ -55,7 +53,7 @@ from bench_engine import (
     site,
     start_ha,
 )
-from homeassistant import runner as ha_runner
+from bench_footprint import run_as_in_production
 
 from custom_components.opennvr_workflows.engine import Engine
 from custom_components.opennvr_workflows.engine.store import Store
@@ -189,16 +187,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--levers", action="store_true", help="before/after the levers")
     args = parser.parse_args()
-    if hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})  # one core
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    logging.getLogger().setLevel(logging.WARNING)
     started = time.perf_counter()
-    result = asyncio.run(
-        bench(args.levers),
-        debug=False,
-        loop_factory=lambda: ha_runner.create_event_loop(debug=False),
-    )
+    result = run_as_in_production(bench(args.levers))
     result["wall_s"] = round(time.perf_counter() - started, 1)
     print(json.dumps(result))
 

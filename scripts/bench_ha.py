@@ -86,7 +86,6 @@ import asyncio
 import gc
 import io
 import json
-import logging
 import os
 import shutil
 import statistics
@@ -103,8 +102,10 @@ from typing import Any, Final
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench_footprint import start_home_assistant  # noqa: E402  (bench_engine imports it here)
-from homeassistant import runner as ha_runner  # noqa: E402
+from bench_footprint import (  # noqa: E402  (bench_engine imports them here)
+    run_as_in_production,
+    start_home_assistant,
+)
 from homeassistant.config_entries import SOURCE_USER, ConfigEntry  # noqa: E402
 from homeassistant.const import CONF_TOKEN, CONF_URL  # noqa: E402
 from homeassistant.const import __version__ as HA_VERSION  # noqa: E402
@@ -1309,16 +1310,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller counts, about 3 minutes")
     args = parser.parse_args()
-    if hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})  # one core
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    logging.getLogger().setLevel(logging.WARNING)
     started = time.perf_counter()
-    report = asyncio.run(
-        bench(QUICK if args.quick else FULL),
-        debug=False,
-        loop_factory=lambda: ha_runner.create_event_loop(debug=False),
-    )
+    report = run_as_in_production(bench(QUICK if args.quick else FULL))
     report.result.update(
         home_assistant=HA_VERSION,
         asyncio_debug=False,
