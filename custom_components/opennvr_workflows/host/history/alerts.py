@@ -51,9 +51,9 @@ async def count_unacked_alerts(
     skip = 0
     for _ in range(MAX_PAGES):
         data = await inbox.get_alerts(unacked=True, skip=skip, limit=PAGE)
-        rows = [r for r in _rows(data) if sees(r)]
-        total = data.get("total") if isinstance(data, dict) else None
         page = _rows(data)
+        rows = [r for r in page if sees(r)]
+        total = data.get("total") if isinstance(data, dict) else None
         out.newest.extend(rows)
         if sees_everything and isinstance(total, int) and not isinstance(total, bool):
             out.count = max(total, len(rows))
