@@ -319,48 +319,46 @@ async def open_engine(db: Path, workflows: dict[str, m.Workflow], arrivals: Arri
 Send = Callable[[Any], Any]
 
 
-def feeder(engine: Engine, durable: bool) -> tuple[Send, list[asyncio.Task[Any]]]:
-    """How a source hands the engine an event: ``dispatch`` in an eagerly started task (as
-    the event hub does; the task is done at once when the event changed nothing), or the
-    synchronous ``submit``. The tasks still waiting for their commit are collected."""
+def feeder(engine: Engine, durable: bool) -> tuple[Send, list[asyncio.Future[Any]]]:
+    """How a source hands the engine an event: ``dispatch_nowait`` (as the event hub does:
+    no task per event; None when the event changed nothing), or the synchronous
+    ``submit``. The futures still waiting for their commit are collected."""
     if not durable:
         return engine.submit, []
-    loop = asyncio.get_running_loop()
-    dispatch = engine.dispatch
-    waiting: list[asyncio.Task[Any]] = []
+    dispatch = engine.dispatch_nowait
+    waiting: list[asyncio.Future[Any]] = []
 
     def send(event: NvrEvent) -> None:
-        task = asyncio.Task(dispatch(event), loop=loop, eager_start=True)
-        if not task.done():
-            waiting.append(task)
+        waiter = dispatch(event)
+        if waiter is not None:
+            waiting.append(waiter)
 
     return send, waiting
 
 
 class AlertSender:
-    """Feeds the engine alerts as the event hub does (``dispatch`` in an eagerly started
-    task), noting when each one's dispatch returned: its event-to-durable time."""
+    """Feeds the engine alerts as the event hub does (``dispatch_nowait``), noting when
+    each one's dispatch settled: its event-to-durable time."""
 
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
         self._durable = has_dispatch_commit(engine)
-        self._loop = asyncio.get_running_loop()
         self.committed: dict[str, float] = {}
-        self._waiting: set[asyncio.Task[Any]] = set()
+        self._waiting: set[asyncio.Future[Any]] = set()
 
     def __call__(self, alert_id: str, camera: int) -> None:
         event = alert(alert_id, camera)
         if not self._durable:
             self._engine.submit(event)
             return
-        task = asyncio.Task(self._engine.dispatch(event), loop=self._loop, eager_start=True)
-        if task.done():
+        waiter = self._engine.dispatch_nowait(event)
+        if waiter is None:
             self.committed[alert_id] = time.perf_counter()
             return
-        self._waiting.add(task)
-        task.add_done_callback(partial(self._done, alert_id))
+        self._waiting.add(waiter)
+        waiter.add_done_callback(partial(self._done, alert_id))
 
-    def _done(self, alert_id: str, task: asyncio.Task[Any]) -> None:
+    def _done(self, alert_id: str, task: asyncio.Future[Any]) -> None:
         self.committed[alert_id] = time.perf_counter()
         self._waiting.discard(task)
 

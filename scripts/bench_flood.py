@@ -10,13 +10,12 @@ engine database, by turns (1,000, 10,000, 1,000 again): CPU per run (the process
 the store's thread, Home Assistant's executor) and runs/s, for both sides. The goal: the
 cost per run flat in the flood's length (10,000 against 1,000 within 15 %).
 
-``--levers`` measures the levers side by side in the same process, each on the same floods:
-``before`` (the engine as it was: each caller of ``Engine.durable`` waits on a shield of the
-shared commit future, and each queued statement is a closure that keeps its cursor until the
-batch settles: put back by :func:`before_levers`), ``after`` (the code as it is: a plain
-future per caller, one slotted object per statement), and ``after + gc.freeze()`` (the heap
-that was there before the flood moved out of the collector's generations, so it is not
-walked again and again while thousands of runs are in flight; not shipped, see the README).
+``--levers`` measures this session's levers side by side in the same process, each on the
+same floods: ``before`` (as the engine was: the event hub started a task per event, a
+coroutine waiting on ``Engine.dispatch``, each run row had a future of its own, and every
+run was driven at once however many came: put back by :func:`before_levers`) and ``after``
+(the code as it is: ``Engine.dispatch_nowait``, no task per event, run rows keep their own
+outcome, at most ``MAX_DRIVING`` runs driven at once, the rest waiting their turn).
 
 Called by ``scripts/bench_ha.py`` (which prints its figures); alone it prints one JSON line.
 
@@ -27,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import gc
 import itertools
 import json
 import shutil
@@ -36,7 +34,6 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +53,6 @@ from bench_engine import (
 from bench_footprint import run_as_in_production
 
 from custom_components.opennvr_workflows.engine import Engine
-from custom_components.opennvr_workflows.engine.store import Store
 
 LENGTHS = (1_000, 10_000, 1_000)
 _FLOODS = itertools.count(1)
@@ -114,52 +110,25 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 @contextmanager
 def before_levers() -> Iterator[None]:
-    """The engine as it was before the levers: callers of ``durable`` wait on a shield of
-    one shared future; statements are queued as closures that return their cursor."""
-    waiter, execute, nowait = Engine._durable_waiter, Store.execute, Store.execute_nowait
-    shared: dict[int, asyncio.Future[None]] = {}
+    """The engine as it was before the levers: a task per dispatched event, and every run
+    driven at once (no bound on the runs driven)."""
+    nowait, init = Engine.dispatch_nowait, Engine.__init__
 
-    def shielded(self: Engine) -> asyncio.Future[None]:
-        barrier = shared.get(id(self))
-        if barrier is None or barrier.done():
-            barrier = shared[id(self)] = asyncio.get_running_loop().create_future()
-            waiter(self).add_done_callback(partial(_pass_on, barrier))
-        return asyncio.shield(barrier)
+    def task_per_event(self: Engine, event: Any) -> asyncio.Future[None] | None:
+        task = asyncio.Task(self.dispatch(event), eager_start=True)
+        return None if task.done() else task  # type: ignore[return-value]
 
-    def old_execute(self: Store, sql: str, params: Any = ()) -> asyncio.Future[Any]:
-        return self.submit(lambda c: c.execute(sql, params).rowcount)
+    def unbounded(self: Engine, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        self._driver.max_driving = 10**9
 
-    def old_nowait(self: Store, sql: str, params: Any = ()) -> None:
-        self.submit_nowait(lambda c: c.execute(sql, params))
-
-    Engine._durable_waiter = shielded  # type: ignore[method-assign]
-    Store.execute, Store.execute_nowait = old_execute, old_nowait  # type: ignore[method-assign]
+    Engine.dispatch_nowait = task_per_event  # type: ignore[method-assign]
+    Engine.__init__ = unbounded  # type: ignore[method-assign]
     try:
         yield
     finally:
-        Engine._durable_waiter = waiter  # type: ignore[method-assign]
-        Store.execute, Store.execute_nowait = execute, nowait  # type: ignore[method-assign]
-
-
-def _pass_on(barrier: asyncio.Future[None], done: asyncio.Future[None]) -> None:
-    if barrier.done():
-        return
-    if done.cancelled():
-        barrier.cancel()
-    elif (err := done.exception()) is not None:
-        barrier.set_exception(err)
-    else:
-        barrier.set_result(None)
-
-
-@contextmanager
-def frozen() -> Iterator[None]:
-    gc.collect()
-    gc.freeze()
-    try:
-        yield
-    finally:
-        gc.unfreeze()
+        Engine.dispatch_nowait = nowait  # type: ignore[method-assign]
+        Engine.__init__ = init  # type: ignore[method-assign]
 
 
 async def bench(levers: bool) -> dict[str, Any]:
@@ -171,7 +140,7 @@ async def bench(levers: bool) -> dict[str, Any]:
         ("plain", nullcontext)
     ]
     if levers:
-        variants = [("before", before_levers), ("after", nullcontext), ("after_frozen", frozen)]
+        variants = [("before", before_levers), ("after", nullcontext)]
     try:
         for tag, context in variants:
             with context():

@@ -6,14 +6,17 @@ its own so that nothing else lives in it: the simulator and the Ollama fake run 
 parent (``bench_ha.py``), and this process imports the integration only when it is
 measured (importing it is part of what it costs). Home Assistant is started here as in
 production (asyncio debug off, logging at WARNING, its own event loop and executor, the
-blocking-call detector on; :func:`start_home_assistant`, which ``bench_ha.py`` uses too).
+blocking-call detector on; :func:`start_home_assistant`, which ``bench_ha.py`` uses too), and
+the packages only the tests install are hidden from it (:data:`DEV_ONLY`).
 
 Modes (the parent passes the sites' addresses; the last line printed is one JSON object):
 
 * ``prepare``: the entry set up on the 200-camera site; 1,000 runs parked waiting (half on a
   ``wait``, half on a question), then Home Assistant stopped.
 * ``measure``: a fresh Home Assistant, its resident memory (RSS) and Python's allocated blocks
-  before the integration is imported, after the import, and after the entry's setup
+  with Home Assistant's core up (``core``), then with what the integration's manifest declares
+  as dependencies set up too (``before``: Home Assistant sets them up before the integration in
+  every install), before the integration is imported, after the import, and after the entry's setup
   (restoring the 1,000 waiting runs, over a database holding a 100,000-decision history
   index); the setup's time, the longest the loop went without running a 5 ms ticker during
   it (the slow-callback figure), what HA's blocking-call detector reported; then 1,000 more
@@ -52,6 +55,51 @@ from typing import Any, Final
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+#: Packages this development environment has only for its tests (``rich`` comes with a
+#: pytest plugin, ``pygments`` with pytest) that a production Home Assistant does not
+#: install. They matter here because ``httpx`` (which ``ollama`` imports) imports its
+#: command-line tool when both are present, about 4 MB more; a production install has
+#: neither, so the measured process must not either. Hidden only while neither Home
+#: Assistant's requirements nor the integration's lead to them (:func:`dev_only`).
+DEV_ONLY: Final = ("rich", "pygments")
+
+
+def dev_only(names: tuple[str, ...]) -> tuple[str, ...]:
+    """Those of ``names`` that no requirement of Home Assistant or of the integration
+    (its manifest's), followed down, installs."""
+    import importlib.metadata as md
+    import re
+
+    manifest = json.loads((ROOT / "custom_components/opennvr_workflows/manifest.json").read_text())
+    todo = ["homeassistant", *manifest["requirements"]]
+    seen: set[str] = set()
+    while todo:
+        name = re.match(r"[A-Za-z0-9_.-]+", todo.pop()).group(0)  # type: ignore[union-attr]
+        key = re.sub(r"[-_.]+", "-", name).lower()
+        if key in seen:
+            continue
+        seen.add(key)
+        try:
+            todo.extend(r for r in md.requires(name) or [] if "extra ==" not in r)
+        except md.PackageNotFoundError:
+            continue
+    return tuple(n for n in names if n not in seen)
+
+
+class _NotInstalled:
+    """An import finder that answers as if ``names`` were not installed."""
+
+    def __init__(self, names: tuple[str, ...]) -> None:
+        self.names = frozenset(names)
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> None:
+        if fullname.partition(".")[0] in self.names:
+            raise ModuleNotFoundError(f"No module named {fullname!r}", name=fullname)
+
+
+if __name__ == "__main__":
+    sys.meta_path.insert(0, _NotInstalled(dev_only(DEV_ONLY)))
 
 from homeassistant import block_async_io, bootstrap, loader  # noqa: E402
 from homeassistant import runner as ha_runner  # noqa: E402
@@ -119,6 +167,20 @@ async def start_home_assistant(config_dir: Path) -> HomeAssistant:
 def database_path(config_dir: Path) -> Path:
     """Where the entry's engine database lives (as ``host.workflows.database_path``)."""
     return config_dir / ".storage" / f"opennvr_workflows.{ENTRY_ID}.db"
+
+
+#: The components the integration's manifest declares as ``dependencies``.
+DEPENDENCIES: Final[list[str]] = json.loads(
+    (ROOT / "custom_components" / "opennvr_workflows" / "manifest.json").read_text()
+)["dependencies"]
+
+
+async def set_up_dependencies(hass: HomeAssistant) -> None:
+    """Set up what the manifest declares as ``dependencies``, as Home Assistant does before
+    the integration's own setup (``http`` is up already, on its loopback port)."""
+    for domain in DEPENDENCIES:
+        if not await async_setup_component(hass, domain, {}):
+            raise RuntimeError(f"Home Assistant's {domain} did not set up")
 
 
 async def import_integration(hass: HomeAssistant) -> None:
@@ -386,6 +448,13 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
     await hass.async_start()
     await hass.async_block_till_done()
     await asyncio.sleep(0.5)
+    core = snapshot()
+    # What the integration's manifest declares as dependencies Home Assistant sets up before
+    # it in every install (the frontend, without which no config flow can add it): Home
+    # Assistant's own cost, counted in ``before`` rather than as the integration's.
+    await set_up_dependencies(hass)
+    await hass.async_block_till_done()
+    await asyncio.sleep(0.5)
     before = snapshot()
     # BENCH_TRACE=1: every Python allocation traced from before the import, to say where
     # the memory goes (by file, by package); its own bookkeeping swells the RSS figures.
@@ -474,6 +543,9 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
         await hass.async_stop()
     found = await asyncio.to_thread(counts, database_path(config_dir))
     return {
+        "core": core,
+        "dependencies": DEPENDENCIES,
+        "not_installed": list(dev_only(DEV_ONLY)),
         "before": before,
         "imported": imported,
         "after_setup": after,

@@ -828,21 +828,28 @@ async def footprint_part(
         await asyncio.to_thread(shutil.rmtree, config_dir, True)
     res = report.result
     res.update(footprint_prepared=prepared, footprint=got, **filled)
-    before, imported, after = got["before"], got["imported"], got["after_setup"]
+    core, before = got["core"], got["before"]
+    imported, after = got["imported"], got["after_setup"]
     added = round(after["rss_mb"] - before["rss_mb"], 1)
     where = load()
     res.update(
         memory_added_mb=added,
+        memory_added_to_core_mb=round(after["rss_mb"] - core["rss_mb"], 1),
+        memory_dependencies_mb=round(before["rss_mb"] - core["rss_mb"], 1),
         memory_import_mb=round(imported["rss_mb"] - before["rss_mb"], 1),
         memory_blocks_added=after["blocks"] - before["blocks"],
         setup_s_restore=got["setup_s"],
     )
+    report.row("memory: HA's core (RSS MB)", core["rss_mb"], "", where)
+    deps = ", ".join(got["dependencies"])
+    report.row(f"  + the manifest's dependencies ({deps})", res["memory_dependencies_mb"])
     report.row("memory: HA before the integration (RSS MB)", before["rss_mb"], "", where)
     report.row("memory: added by the import (RSS MB)", res["memory_import_mb"], "", where)
     goal = f"goal < {MEMORY_GOAL_MB:.0f}"
     report.row("memory: added by import + entry's setup (RSS MB)", added, goal, where)
     res["memory_added_trimmed_mb"] = round(after["rss_trimmed_mb"] - before["rss_trimmed_mb"], 1)
     report.row("  the same, allocator's free pages returned (MB)", res["memory_added_trimmed_mb"])
+    report.row("  the same against HA's core (dependencies in it)", res["memory_added_to_core_mb"])
     report.row("  Python's allocated blocks added", res["memory_blocks_added"])
     report.row(
         "memory: per 1,000 more waiting runs (traced KiB)",

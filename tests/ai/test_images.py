@@ -7,7 +7,7 @@ import io
 import pytest
 from PIL import Image
 
-from custom_components.opennvr_workflows.ai import ImageError, prepare_image
+from custom_components.opennvr_workflows.ai import ImageError, images, prepare_image
 from tests.ai.fake_nvr import jpeg
 
 
@@ -18,6 +18,16 @@ def size_of(data: bytes) -> tuple[int, int]:
 
 
 def test_a_large_picture_fits_the_working_size() -> None:
+    # libjpeg-turbo's scaling: the largest M/8 factor that fits, no resample after it; a
+    # 4K frame, whose 1/8 would leave 480 pixels, is resized to the working size instead.
+    assert size_of(prepare_image(jpeg((3840, 2160)), 768)) == (768, 432)
+    assert size_of(prepare_image(jpeg((1080, 1920)), 768)) == (405, 720)
+
+
+def test_without_libjpeg_turbo_a_large_picture_is_resized_to_the_working_size(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(images, "_turbo", lambda: None)
     assert size_of(prepare_image(jpeg((3840, 2160)), 768)) == (768, 432)
     assert size_of(prepare_image(jpeg((1080, 1920)), 768)) == (432, 768)
 
@@ -55,8 +65,10 @@ def test_the_working_size_must_be_sensible() -> None:
 def test_the_decoder_scales_a_wide_frame_down_itself(
     monkeypatch: pytest.MonkeyPatch, source: tuple[int, int], decoded: tuple[int, int]
 ) -> None:
-    """JPEG draft mode is asked for the target's shape, so libjpeg decodes a 16:9 frame at
-    a reduced scale (the largest that still covers 768x432) instead of at full size."""
+    """Pillow's path (no libjpeg-turbo): JPEG draft mode is asked for the target's shape,
+    so libjpeg decodes a 16:9 frame at a reduced scale (the largest that still covers
+    768x432) instead of at full size."""
+    monkeypatch.setattr(images, "_turbo", lambda: None)
     sizes: list[tuple[int, int]] = []
     real_resize = Image.Image.resize
 

@@ -150,7 +150,8 @@ async def test_the_picture_is_downscaled_once_to_a_jpeg(
     [picture] = fake.chats[0].images
     with Image.open(io.BytesIO(picture)) as img:
         assert img.format == "JPEG"
-        assert img.size == (512, 288)  # 1920x1080 on its long side
+        # 1920x1080 at the decoder's largest factor that fits 512 (1/4; 3/8 would be 720)
+        assert img.size == (480, 270)
 
 
 async def test_frames_input_sends_each_frame(

@@ -1,6 +1,6 @@
 """An engine process for the outside-kill harness: a stream of events, a fake world.
 
-Usage: ``python kill_child.py DB FOLDER TOTAL [BATCH] [PAUSE_S]``.
+Usage: ``python kill_child.py DB FOLDER TOTAL [BATCH] [PAUSE_S] [MAX_DRIVING]``.
 
 The process runs the engine on the SQLite file ``DB`` with the porch workflow
 (:func:`porch`: a notification, a short wait, an actuator, a log line) and offers
@@ -38,6 +38,7 @@ from tests.engine import isolated
 isolated.install()
 
 from custom_components.opennvr_workflows.engine import Engine  # noqa: E402
+from custom_components.opennvr_workflows.engine.driver import MAX_DRIVING  # noqa: E402
 from custom_components.opennvr_workflows.engine.events import NvrEvent  # noqa: E402
 from custom_components.opennvr_workflows.engine.ports import (  # noqa: E402
     ActionRequest,
@@ -126,9 +127,12 @@ async def run(
     total: int,
     batch: int,
     pause_s: float,
+    max_driving: int,
 ) -> int:
     effects_log, acked_log = logs
-    engine = Engine(db, World(effects_log), FakeAi(), retention_interval_s=0)
+    engine = Engine(
+        db, World(effects_log), FakeAi(), retention_interval_s=0, max_driving=max_driving
+    )
     engine.set_workflows({"porch": porch()})
     await engine.start()
     # Progress for the harness's tally of where kills landed (the pipe is read after
@@ -155,12 +159,15 @@ def main(argv: list[str]) -> int:
     db, folder, total = Path(argv[1]), Path(argv[2]), int(argv[3])
     batch = int(argv[4]) if len(argv) > 4 else 10
     pause_s = float(argv[5]) if len(argv) > 5 else 0.02
+    max_driving = int(argv[6]) if len(argv) > 6 else MAX_DRIVING
     done = acked(folder)
     with (
         open(folder / EFFECTS_LOG, "a", encoding="utf-8") as effects_log,
         open(folder / ACKED_LOG, "a", encoding="utf-8") as acked_log,
     ):
-        return asyncio.run(run(db, (effects_log, acked_log), done, total, batch, pause_s))
+        return asyncio.run(
+            run(db, (effects_log, acked_log), done, total, batch, pause_s, max_driving)
+        )
 
 
 if __name__ == "__main__":

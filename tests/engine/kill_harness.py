@@ -25,6 +25,8 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from custom_components.opennvr_workflows.engine.driver import MAX_DRIVING
+
 CHILD = Path(__file__).with_name("kill_child.py")
 EFFECTS_LOG = "effects.log"
 ACKED_LOG = "acked.log"
@@ -82,9 +84,12 @@ class Tally:
         }
 
 
-def _child(db: Path, folder: Path, total: int, batch: int, pause_s: float) -> subprocess.Popen[str]:
+def _child(
+    db: Path, folder: Path, total: int, batch: int, pause_s: float, max_driving: int
+) -> subprocess.Popen[str]:
+    args = [str(db), str(folder), str(total), str(batch), str(pause_s), str(max_driving)]
     return subprocess.Popen(
-        [sys.executable, str(CHILD), str(db), str(folder), str(total), str(batch), str(pause_s)],
+        [sys.executable, str(CHILD), *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -117,9 +122,12 @@ def kill_rounds(
     batch: int = 10,
     pause_s: float = 0.02,
     final_timeout_s: float = 120.0,
+    max_driving: int = MAX_DRIVING,
 ) -> Rounds:
     """Kill ``kills`` processes at random delays in ``[0, max_delay_s)``, each offered
-    ``per_round`` more alerts, then let one run to the end."""
+    ``per_round`` more alerts, then let one run to the end. ``max_driving``: the engine's
+    bound on runs driven at once (a small one keeps runs waiting their turn when a kill
+    lands)."""
     rng = random.Random(seed)
     db = folder / "engine.db"
     out = Rounds()
@@ -129,7 +137,7 @@ def kill_rounds(
         # Each process gets ``per_round`` alerts past those acknowledged so far: the
         # backlog stays bounded however many kills land before the stream starts.
         total = max(total, _count_lines(folder / ACKED_LOG) + per_round)
-        proc = _child(db, folder, total, batch, pause_s)
+        proc = _child(db, folder, total, batch, pause_s, max_driving)
         try:
             stdout, stderr = proc.communicate(timeout=rng.uniform(0.0, max_delay_s))
         except subprocess.TimeoutExpired:
@@ -146,7 +154,7 @@ def kill_rounds(
     out.offered = total
     for _ in range(5):
         out.final_rounds += 1
-        proc = _child(db, folder, total, batch, pause_s)
+        proc = _child(db, folder, total, batch, pause_s, max_driving)
         try:
             stdout, stderr = proc.communicate(timeout=final_timeout_s)
         except subprocess.TimeoutExpired:

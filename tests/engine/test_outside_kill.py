@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from custom_components.opennvr_workflows.engine.driver import MAX_DRIVING
 from custom_components.opennvr_workflows.engine.errors import StoreError
 from custom_components.opennvr_workflows.engine.testing import event
 from custom_components.opennvr_workflows.workflow import model as m
@@ -29,11 +30,21 @@ from .workflows import simple
 KILLS = 40
 
 
-def test_random_outside_kills_lose_nothing_and_repeat_nothing(tmp_path: Path) -> None:
-    rounds = kill_rounds(tmp_path, KILLS, seed=12)
+@pytest.mark.parametrize(
+    ("kills", "max_driving"),
+    [
+        pytest.param(KILLS, MAX_DRIVING, id="default-bound"),
+        # Three runs driven at once: most of each batch waits its turn when a kill lands.
+        pytest.param(KILLS // 2, 3, id="runs-waiting-their-turn"),
+    ],
+)
+def test_random_outside_kills_lose_nothing_and_repeat_nothing(
+    tmp_path: Path, kills: int, max_driving: int
+) -> None:
+    rounds = kill_rounds(tmp_path, kills, seed=12, max_driving=max_driving)
     counts = tally(tmp_path, rounds.offered)
     assert counts.problems() == {}, (rounds, counts)
-    assert rounds.kills == KILLS
+    assert rounds.kills == kills
     # Not vacuous: kills came while the engine was working, not only while it imported.
     assert sum(n for where, n in rounds.landed.items() if where != "starting") > 0, rounds
     assert counts.acked == counts.offered == rounds.offered
@@ -189,6 +200,42 @@ async def test_dispatch_raises_when_the_run_row_could_not_be_written(
     conn.commit()
     (run_id,) = await engine.dispatch(alert(3))
     assert conn.execute("SELECT id FROM workflow_runs").fetchall() == [(run_id,)]
+
+
+async def test_dispatches_sharing_a_commit_each_learn_their_own_row(
+    make_engine: EngineFactory, open_db: Callable[[], sqlite3.Connection]
+) -> None:
+    """Events handed over without a task (``dispatch_nowait``, the event hub's path) in
+    one turn share one commit; a run row the database refuses fails only its own event's
+    future, and that run is dropped (it must not act), while the other event's run is
+    written and its future resolves. An event that matches nothing needs no waiting."""
+    engine = make_engine()
+    engine.set_workflows({"porch": porch()})
+    await engine.start()
+    conn = open_db()
+    conn.execute(
+        "CREATE TRIGGER full BEFORE INSERT ON workflow_runs WHEN NEW.trigger LIKE '%bad%' "
+        "BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END"
+    )
+    conn.commit()
+    assert engine.dispatch_nowait(replace(alert(1), type="nothing_watches_this")) is None
+    good = engine.dispatch_nowait(replace(alert(2), alert_id="good-2"))
+    bad = engine.dispatch_nowait(replace(alert(3), alert_id="bad-3"))
+    assert good is not None
+    assert bad is not None
+    await good
+    with pytest.raises(StoreError, match="full"):
+        await bad
+    rows = conn.execute("SELECT trigger FROM workflow_runs").fetchall()
+    assert [r for (r,) in rows if "good-2" in r]
+    assert not [r for (r,) in rows if "bad-3" in r]
+    assert all(run.event.alert_id != "bad-3" for run in engine.active_runs())
+    conn.execute("DROP TRIGGER full")
+    conn.commit()
+    again = engine.dispatch_nowait(replace(alert(3), alert_id="bad-3"))  # delivered again
+    assert again is not None
+    await again
+    assert len(conn.execute("SELECT id FROM workflow_runs").fetchall()) == 2
 
 
 async def test_dispatch_before_start_refuses(make_engine: EngineFactory) -> None:

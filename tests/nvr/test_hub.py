@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 import pytest
 
 from custom_components.opennvr_workflows.engine.events import EventSource, NvrEvent
-from custom_components.opennvr_workflows.nvr.hub import EventHub
+from custom_components.opennvr_workflows.nvr.hub import DeliveryError, EventHub
 from custom_components.opennvr_workflows.nvr.normalize import MalformedPayload
 from custom_components.opennvr_workflows.nvr.sources.base import Backoff, deliver, finish_task
 
@@ -218,3 +218,94 @@ async def test_finish_task_waits_then_cancels_and_never_raises_for_the_task(
     assert "The failing task ended with an error" in caplog.text
     assert "The failed task had ended with an error" in caplog.text
     await finish_task(None, 5, "nothing")
+
+
+async def test_a_consumer_that_returns_a_future_is_waited_on_without_a_task() -> None:
+    """The engine hands the hub a future of its own (no task per event): a tracked
+    publication resolves with it, a copy that arrives meanwhile waits on the first, and
+    the hub starts no task of its own for it."""
+    hub = EventHub()
+    loop = asyncio.get_running_loop()
+    pending: list[asyncio.Future[None]] = []
+
+    def durable(event: NvrEvent) -> asyncio.Future[None]:
+        pending.append(loop.create_future())
+        return pending[-1]
+
+    hub.subscribe_durable(durable)
+    tasks_before = len(asyncio.all_tasks())
+    first = hub.publish_tracked(alert("a1", "nats"))
+    copy = hub.publish_tracked(alert("a1", "mqtt"))
+    assert first is not None
+    assert copy is not None
+    assert len(asyncio.all_tasks()) == tasks_before
+    await asyncio.sleep(0)
+    assert not first.done()
+    assert not copy.done()
+    pending[0].set_result(None)
+    await first
+    await copy
+    assert len(pending) == 1  # the copy was a duplicate, never offered
+
+
+async def test_a_consumer_future_that_fails_leaves_the_alert_to_be_delivered_again() -> None:
+    hub = EventHub()
+    loop = asyncio.get_running_loop()
+    outcomes: list[asyncio.Future[None]] = []
+
+    def durable(event: NvrEvent) -> asyncio.Future[None]:
+        outcomes.append(loop.create_future())
+        return outcomes[-1]
+
+    hub.subscribe_durable(durable)
+    waiting = hub.publish_tracked(alert("a1", "nats"))
+    assert waiting is not None
+    outcomes[0].set_exception(OSError("disk I/O error"))
+    with pytest.raises(DeliveryError, match="disk I/O error"):
+        await waiting
+    assert hub.stats["nats"].failed == 1
+    # Not durable, so not remembered as seen: the redelivered copy is offered again.
+    again = hub.publish_tracked(alert("a1", "nats"))
+    assert again is not None
+    assert len(outcomes) == 2
+    outcomes[1].set_result(None)
+    await again
+
+
+async def test_a_consumer_durable_at_once_or_raising_at_once() -> None:
+    """None from the consumer: durable already, nothing to wait for. A consumer that raises
+    as it is called fails the publication as a failed commit would."""
+    hub = EventHub()
+    hub.subscribe_durable(lambda event: None)
+    assert hub.publish_tracked(alert("a1", "nats")) is None
+
+    broken = EventHub()
+
+    def raising(event: NvrEvent) -> None:
+        raise RuntimeError("the engine is not started")
+
+    broken.subscribe_durable(raising)
+    waiting = broken.publish_tracked(alert("a2", "nats"))
+    assert waiting is not None
+    with pytest.raises(DeliveryError, match="not started"):
+        await waiting
+
+
+async def test_a_future_consumer_and_a_coroutine_consumer_are_both_waited_for() -> None:
+    hub = EventHub()
+    loop = asyncio.get_running_loop()
+    engine_side: asyncio.Future[None] = loop.create_future()
+    committed = asyncio.Event()
+
+    async def other(event: NvrEvent) -> None:
+        await committed.wait()
+
+    hub.subscribe_durable(lambda event: engine_side)
+    hub.subscribe_durable(other)
+    waiting = hub.publish_tracked(alert("a1", "nats"))
+    assert waiting is not None
+    engine_side.set_result(None)
+    await asyncio.sleep(0)
+    assert not waiting.done()  # the coroutine consumer has not committed yet
+    committed.set()
+    await waiting

@@ -27,7 +27,7 @@ import secrets
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Final
+from typing import Final
 
 from ..workflow import model
 from .catalog import RUNNABLE, Catalog
@@ -42,7 +42,7 @@ from .ports import AiBudget, SiteClock
 from .recorder import dumps
 from .records import ActiveRun, EngineStats, EngineUpdate, Entry, HeldBack, Updates
 from .starting import Started
-from .store import StoreSlot
+from .store import Kept, StoreSlot
 from .taint import AiRuns
 
 RUN_SQL: Final = (
@@ -93,16 +93,19 @@ RUN_IDS: Final = RunIds()
 class Decided:
     """What one durable dispatch's event decided, so the dispatch knows what to await.
 
-    ``rows``: the run rows it queued, with their futures (a row that failed to be
-    written fails the dispatch). ``rests_on``: the store's count of queued writes its
-    other decisions rest on (:attr:`.store.Store.queued` when the write was queued;
-    0 for none): a drop by cooldown rests on the row of the run that began the
-    cooldown, a join on the joined run's row, a watch on its due row. Once the store
-    has settled that many writes the decision survives a crash, and the event may be
-    acknowledged without waiting for a commit."""
+    ``rows``: the run rows it queued, each keeping its outcome (a row that failed to be
+    written fails the dispatch; :class:`.store.Kept`'s ``key`` is the run's id).
+    ``rests_on``: the store's count of queued writes its other decisions rest on
+    (:attr:`.store.Store.queued` when the write was queued; 0 for none): a drop by
+    cooldown rests on the row of the run that began the cooldown, a join on the joined
+    run's row, a watch on its due row. Once the store has settled that many writes the
+    decision survives a crash, and the event may be acknowledged without waiting for a
+    commit. ``waiter``: the dispatch's own future while it waits for the commit (the
+    engine settles it, see :meth:`.engine.Engine.dispatch_nowait`)."""
 
-    rows: list[tuple[str, asyncio.Future[Any]]] = field(default_factory=list)
+    rows: list[Kept] = field(default_factory=list)
     rests_on: int = 0
+    waiter: asyncio.Future[None] | None = None
 
     def rest_on(self, queued: int) -> None:
         self.rests_on = max(self.rests_on, queued)
@@ -408,7 +411,7 @@ class Admission:
         if self.decided is None:
             store.execute_nowait(RUN_SQL, row)
         else:
-            self.decided.rows.append((run_id, store.execute(RUN_SQL, row)))
+            self.decided.rows.append(store.execute_kept(RUN_SQL, row, run_id))
         if trial is None:
             self._rows_at[entry.workflow_id] = store.queued
         if trial is None:

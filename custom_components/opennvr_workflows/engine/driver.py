@@ -5,13 +5,25 @@ for a person or a due time, or loses a provider. A resume that arrives while
 the task is still going (an answer racing the ask) is not lost: the task runs
 the replay once more before it parks the run. Ending a run writes its
 outcome, frees its limit slot and cancels its open approvals.
+
+At most :data:`MAX_DRIVING` runs are driven at once; the others wait their turn in
+arrival order, as the run they are (their row is written already, so a restart resumes
+them as it would a run that was driving). A run being driven and suspended at a step
+holds its task, its coroutines and what each step keeps, some forty objects, and under a
+flood of thousands the garbage collector promotes them all to its oldest generation and
+walks the whole heap again and again: the cost of a run would grow with the flood. A run
+waiting its turn is the few objects it is made of. A trial is never kept waiting (a
+person waits on its answer).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
+from collections import deque
 from collections.abc import Mapping
+from typing import Final
 
 from .approvals import Approvals
 from .catalog import Catalog
@@ -24,6 +36,13 @@ from .steps import ProviderLost, Waiting
 from .store import StoreSlot
 
 _LOGGER = logging.getLogger(__name__)
+
+#: How many runs are driven at once (see the module's docstring). Runs wait at slow steps
+#: (a model's answer, a slow service) only a few at a time in a home, far below this.
+MAX_DRIVING: Final = 256
+#: The context the driver's done callbacks run in (they read no context variable; a copy
+#: of the current one per run would be one more object each).
+_QUIET: Final = contextvars.Context()
 
 
 class RunDriver:
@@ -54,16 +73,64 @@ class RunDriver:
         self._approvals = approvals
         #: The site's pause: while it holds, runs that would go on stay waiting.
         self.pause = Pause()
+        #: The most runs driven at once, and those waiting their turn, oldest first.
+        self.max_driving = MAX_DRIVING
+        self.driving = 0
+        self._turns: deque[ActiveRun] = deque()
+        #: False while the engine stops: a run whose turn comes then stays as it is
+        #: (written as running, so the next start resumes it).
+        self.open = True
 
     def spawn(self, run: ActiveRun) -> None:
         """Start (or, if its task is busy, re-run once more) the run's task; while the
-        site is paused, hold it where it waits instead (:mod:`.pause`)."""
+        site is paused, hold it where it waits instead (:mod:`.pause`); while
+        :attr:`max_driving` runs are driven, queue it for its turn."""
         if run.task is not None and not run.task.done():
             run.again = True
             return
+        if run.queued:  # it reads what changed when its turn comes
+            return
         if self.pause.hold(run):
             return
-        run.task = self._spawn(self._drive(run), f"workflow {run.workflow_id} run")
+        if self.driving >= self.max_driving and not run.trial:
+            run.queued = True
+            self._turns.append(run)
+            return
+        self._start(run)
+
+    def _start(self, run: ActiveRun) -> None:
+        run.task = task = self._spawn(self._drive(run), f"workflow {run.workflow_id} run")
+        self.driving += 1
+        task.add_done_callback(self._driven, context=_QUIET)
+
+    def _driven(self, _task: asyncio.Task[None]) -> None:
+        """A run's task ended (done, waiting, failed or cancelled): the next in turn goes."""
+        self.driving -= 1
+        turns = self._turns
+        while turns and self.open and self.driving < self.max_driving:
+            run = turns.popleft()
+            run.queued = False
+            if self.runs.get(run.run_id) is not run:  # abandoned meanwhile
+                continue
+            if not self.pause.hold(run):
+                self._start(run)
+
+    @property
+    def waiting_turn(self) -> int:
+        """How many runs wait for a slot to be driven in."""
+        return len(self._turns)
+
+    def close(self) -> None:
+        """The engine stops: no queued run starts any more; they stay written as
+        running and resume at the next start."""
+        self.open = False
+        for run in self._turns:
+            run.queued = False
+        self._turns.clear()
+
+    def reopen(self) -> None:
+        """The engine starts (again)."""
+        self.open = True
 
     async def _drive(self, run: ActiveRun) -> None:
         while True:

@@ -49,7 +49,7 @@ from .asking import Asking
 from .catalog import Catalog
 from .conditions import Conditions
 from .counters import Counters
-from .driver import RunDriver
+from .driver import MAX_DRIVING, RunDriver
 from .due import DueRows
 from .errors import UnknownWorkflowError
 from .events import NvrEvent
@@ -127,6 +127,7 @@ class Engine:
         max_chain_depth: int = 3,
         lock_timeout_s: float = 1.0,
         spawn: TaskSpawner | None = None,
+        max_driving: int = MAX_DRIVING,
     ) -> None:
         self.path = Path(store_path)
         self.effects = effects
@@ -187,6 +188,7 @@ class Engine:
         driver = self._driver = RunDriver(
             runner, db, time, spawn_task, self.stats, runs, updates, counters, catalog, approvals
         )
+        driver.max_driving = max_driving
         admission = self._admission = Admission(
             db, time, self.stats, self.ai_runs, catalog, due, driver, counters, updates
         )
@@ -196,7 +198,7 @@ class Engine:
         self._offline = self._due.offline
         #: The commit request the :meth:`durable` callers of this loop turn share: each
         #: caller waits on a future of its own in this list, settled with the request.
-        self._barrier: list[asyncio.Future[None]] | None = None
+        self._barrier: list[asyncio.Future[None] | Decided] | None = None
 
     # ── lifecycle ──────────────────────────────────────────────────────
 
@@ -234,6 +236,7 @@ class Engine:
         if self.retention_interval_s > 0:
             retention = prune_every(self.clock, lambda: self.retention_interval_s, self.prune)
             self._tasks.append(self.spawn_task(retention, "workflow retention"))
+        self._driver.reopen()
         for run in list(self._runs.values()):
             self._driver.spawn(run)
 
@@ -250,6 +253,7 @@ class Engine:
             return
         for task in self._tasks:
             task.cancel()
+        self._driver.close()
         running = [r.task for r in self._runs.values() if r.task and not r.task.done()]
         if running:
             _, pending = await asyncio.wait(running, timeout=grace_s)
@@ -320,6 +324,8 @@ class Engine:
                 await asyncio.sleep(0)
             busy = [r.task for r in self._runs.values() if r.task and not r.task.done()]
             if not busy:
+                if self._driver.waiting_turn:  # a run's end hands its slot on a turn later
+                    continue
                 break
             await asyncio.gather(*busy, return_exceptions=True)
         self._counters.flush()
@@ -395,22 +401,40 @@ class Engine:
         :class:`~.errors.StoreError` when the store cannot commit or a run row it
         started could not be written (do not acknowledge the event then), and
         ``RuntimeError`` before :meth:`start`."""
+        run_ids, waiter = self._accept(event)
+        if waiter is not None:
+            await waiter
+        return run_ids
+
+    def dispatch_nowait(self, event: NvrEvent) -> asyncio.Future[None] | None:
+        """:meth:`dispatch` without a coroutine: None when what the event decided is
+        durable already (or it decided nothing), else a future of the caller's own that
+        resolves once it is committed, or fails as :meth:`dispatch` raises.
+
+        The event source's path (:meth:`.nvr.hub.EventHub.publish_tracked`): under a flood
+        thousands of events wait for their commit at once, and a task per event (its
+        coroutine, its context, the future it awaits) is a dozen objects the garbage
+        collector walks again at every collection while they wait; this is one future and
+        the :class:`~.admission.Decided` the engine keeps anyway."""
+        return self._accept(event)[1]
+
+    def _accept(self, event: NvrEvent) -> tuple[tuple[str, ...], asyncio.Future[None] | None]:
+        """The runs the event started or joined, and what to wait on before it is durable
+        (None: nothing). The future is settled with this turn's shared commit, after the
+        event's run rows are checked (:meth:`_settle_barrier`)."""
         if not self._db.started:
             raise RuntimeError("the engine is not started")
         run_ids, decided = self._offer(event, durable=True)
         if decided is None:  # it matched nothing and changed nothing
-            return run_ids
-        receipts = decided.rows
-        for _, receipt in receipts:
-            receipt.add_done_callback(_retrieved)
-        if receipts or decided.rests_on > self.store.settled:
-            await self._durable_waiter()  # as durable(), without a coroutine of its own
-        for run_id, receipt in receipts:  # written before the shared request: done by now
-            if not receipt.cancelled() and receipt.exception() is not None:
-                self._admission.delivered.forget(run_id)
-                self._driver.abandon(run_id)
-                await receipt
-        return run_ids
+            return run_ids, None
+        if not decided.rows and decided.rests_on <= self.store.settled:
+            return run_ids, None
+        waiter = decided.waiter = self._durable_waiter(decided)
+        return run_ids, waiter
+
+    def durable_nowait(self) -> asyncio.Future[None]:
+        """:meth:`durable` without a coroutine: a future of the caller's own."""
+        return self._durable_waiter()
 
     async def durable(self) -> None:
         """Return once everything accepted so far is committed (group commit).
@@ -425,27 +449,34 @@ class Engine:
         garbage collector walks again at every collection while they wait."""
         await self._durable_waiter()
 
-    def _durable_waiter(self) -> asyncio.Future[None]:
-        """A future of the caller's own, settled with this turn's shared commit request."""
+    def _durable_waiter(self, decided: Decided | None = None) -> asyncio.Future[None]:
+        """A future of the caller's own, settled with this turn's shared commit request
+        (after ``decided``'s run rows are checked, for a dispatch)."""
         loop = asyncio.get_running_loop()
         waiters = self._barrier
         if waiters is None:
             waiters = self._barrier = []
             loop.call_soon(self._commit_barrier, waiters)
         waiter: asyncio.Future[None] = loop.create_future()
-        waiters.append(waiter)
+        waiters.append(waiter if decided is None or not decided.rows else decided)
         return waiter
 
-    def _commit_barrier(self, waiters: list[asyncio.Future[None]]) -> None:
+    def _commit_barrier(self, waiters: list[asyncio.Future[None] | Decided]) -> None:
         """Queue the commit request the callers of :meth:`durable` in this turn share."""
         if self._barrier is waiters:
             self._barrier = None
         try:
             flushed = self.store.flush()
         except Exception as err:  # closed or failed store: the callers must not ack
-            _settle_waiters(waiters, err)
+            _settle_waiters(waiters, err, self._row_failed)
             return
-        flushed.add_done_callback(partial(_settle_barrier, waiters))
+        flushed.add_done_callback(partial(_settle_barrier, waiters, self._row_failed))
+
+    def _row_failed(self, run_id: str) -> None:
+        """A run row a dispatch queued could not be written: nothing durable knows the
+        run, so it must not act, and its alert, delivered again, starts anew."""
+        self._admission.delivered.forget(run_id)
+        self._driver.abandon(run_id)
 
     def _offer(
         self, event: NvrEvent, *, durable: bool = False
@@ -726,26 +757,44 @@ class Engine:
         return removed
 
 
-def _settle_barrier(waiters: list[asyncio.Future[None]], flushed: asyncio.Future[Any]) -> None:
+def _settle_barrier(
+    waiters: list[asyncio.Future[None] | Decided],
+    row_failed: Callable[[str], None],
+    flushed: asyncio.Future[Any],
+) -> None:
     """Settle every caller of :meth:`Engine.durable` of one turn as its commit settled."""
     if flushed.cancelled():
-        for waiter in waiters:
-            waiter.cancel()  # a no-op on one already done
+        for entry in waiters:
+            waiter = entry.waiter if isinstance(entry, Decided) else entry
+            if waiter is not None:
+                waiter.cancel()  # a no-op on one already done
         return
-    _settle_waiters(waiters, flushed.exception())
+    _settle_waiters(waiters, flushed.exception(), row_failed)
 
 
-def _settle_waiters(waiters: list[asyncio.Future[None]], err: BaseException | None) -> None:
-    for waiter in waiters:
-        if waiter.done():  # its caller was cancelled
+def _settle_waiters(
+    waiters: list[asyncio.Future[None] | Decided],
+    err: BaseException | None,
+    row_failed: Callable[[str], None],
+) -> None:
+    """Resolve each waiter with ``err`` (None: committed); a dispatch whose run row failed
+    gets that row's error, and the run is dropped (``row_failed``)."""
+    for entry in waiters:
+        failed = err
+        if isinstance(entry, Decided):
+            waiter = entry.waiter
+            # Written before the shared request, so settled by now; the commit's own
+            # failure leaves the runs as they are (the event, delivered again, joins them).
+            for row in entry.rows if err is None else ():
+                if row.error is not None:
+                    row_failed(row.key)
+                    failed = failed or row.error
+        else:
+            waiter = entry
+        if waiter is None or waiter.done():  # its caller was cancelled
             continue
-        if err is None:
+        if failed is None:
             waiter.set_result(None)
         else:
-            waiter.set_exception(err)
-
-
-def _retrieved(future: asyncio.Future[Any]) -> None:
-    """Mark a failed write as seen: its callers (if any are left) raise it."""
-    if not future.cancelled():
-        future.exception()
+            waiter.set_exception(failed)
+            waiter.exception()  # nobody may wait (a plain publish): the hub logs it

@@ -102,6 +102,8 @@ class ActiveRun:
     seq: int = 0
     task: asyncio.Task[None] | None = None
     again: bool = False
+    #: Waiting for a slot to be driven in (:class:`.driver.RunDriver`'s bound).
+    queued: bool = False
     first_step_at: float | None = None
     #: A trial (try_workflow): a forced Test run outside the workflow's limits, whose
     #: AI steps draw from ``ai_budget`` instead of the hourly allowance.

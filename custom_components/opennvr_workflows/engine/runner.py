@@ -32,7 +32,6 @@ reply approved, so the run-time monitor (:mod:`.monitor`) can judge an effect on
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from contextlib import suppress
 from typing import Any
 
 from ..workflow import model
@@ -89,16 +88,22 @@ class Runner:
         ok = True
         if wf.conditions:
             ok = await self._conditions.gate(run, "if", wf.conditions, values)
+        # ``try`` rather than ``with suppress(...)``: a suspended run would keep the
+        # context manager alive, one more object per run in flight for the collector.
         if ok:
-            with suppress(Declined):  # a person declined, asked again: the path ends there
+            try:  # noqa: SIM105 (see above)
                 await self._walk(run, wf.then, "then", values, trigger_lineage(run, values))
+            except Declined:  # a person declined, asked again: the path ends there
+                pass
             # ``always`` has its own scope, the trigger's values only, as the validator
             # checks it: whatever path ``then`` took (an AI step that redefined
             # {reason}, a collect), none of it reaches ``always``.
             if wf.always:
                 fresh = trigger_held(run, trigger_values(wf, run.event))
-                with suppress(Declined):
+                try:  # noqa: SIM105 (see above)
                     await self._walk(run, wf.always, "always", fresh, trigger_lineage(run, fresh))
+                except Declined:
+                    pass
         run.status = "done"
 
     async def _walk(
@@ -109,7 +114,10 @@ class Runner:
         values: Held,
         lineage: Lineage,
     ) -> None:
-        for i, step in enumerate(steps):
+        # By index: ``enumerate`` keeps an iterator and its result tuple alive while the
+        # run waits at a step, objects the garbage collector walks for every run in flight.
+        for i in range(len(steps)):
+            step = steps[i]
             path = f"{prefix}.{i}"
             outcome, branch = await self._step(run, step, path, values, lineage)
             paths: Mapping[str, tuple[model.Step, ...]] | None = getattr(step, "paths", None)

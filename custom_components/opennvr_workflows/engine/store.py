@@ -106,6 +106,24 @@ class _Counted(_Statement):
         return conn.execute(self.sql, self.params).rowcount
 
 
+class Kept(_Statement):
+    """A queued statement that keeps its own outcome instead of resolving a future.
+
+    A durable dispatch must know whether its run's row was written, but a future per row
+    costs a future, its callback and a copy of the context while thousands of rows wait in
+    a flood. The row's :attr:`error` is set (on the loop, when its batch settles) if it
+    failed; :attr:`settled` says the batch has settled. ``key`` names what it wrote (the
+    run's id), for whoever reads the outcome."""
+
+    __slots__ = ("error", "key", "settled")
+
+    def __init__(self, sql: str, params: Sequence[Any], key: str) -> None:
+        super().__init__(sql, params)
+        self.key = key
+        self.error: BaseException | None = None
+        self.settled = False
+
+
 #: An operation, the future that waits on it, and whether its commit must be synced.
 _Item = tuple[Op, "asyncio.Future[Any] | None", bool]
 _STOP: Final = object()
@@ -258,6 +276,13 @@ class Store:
 
     def execute_nowait(self, sql: str, params: Sequence[Any] = ()) -> None:
         self.submit_nowait(_Statement(sql, params))
+
+    def execute_kept(self, sql: str, params: Sequence[Any], key: str) -> Kept:
+        """Queue one statement whose outcome is kept on the returned :class:`Kept` (no
+        future): its failure is not logged as a background write's, its reader raises it."""
+        kept = Kept(sql, params, key)
+        self._put(kept, None, durable=False)
+        return kept
 
     def flush(self, *, durable: bool = False) -> asyncio.Future[Any]:
         """Resolves when everything queued before it has committed; with
@@ -593,8 +618,15 @@ def _resolve(future: asyncio.Future[None]) -> None:
 
 def _settle(batch: list[_Item], results: list[tuple[bool, Any]], store: Store) -> None:
     store.settled += len(batch)
-    for (_, fut, _), (ok, value) in zip(batch, results, strict=True):
+    for (op, fut, _), (ok, value) in zip(batch, results, strict=True):
         if fut is None:
+            if isinstance(op, Kept):
+                op.settled = True
+                if not ok:
+                    op.error = value
+                    if isinstance(value, StoreCorruptError):
+                        store.failed = value
+                continue
             if not ok:
                 _LOGGER.error("%s: a background write failed: %s", store.path, value)
                 if isinstance(value, StoreCorruptError):

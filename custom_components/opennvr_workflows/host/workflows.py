@@ -9,6 +9,7 @@ their repair issues in step with the folder.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 from collections.abc import Callable, Mapping
@@ -220,7 +221,7 @@ class WorkflowHost:
         # while this site's workflows run (resumed runs act only after this returns).
         self._unsubscribe.append(self.effects.contexts.lineage.async_listen(self.hass))
         await self.desk.async_start(self.engine)
-        self._unsubscribe.append(self.hub.subscribe_durable(self.dispatch))
+        self._unsubscribe.append(self.hub.subscribe_durable(self.dispatch_nowait))
         self._unsubscribe.append(self.engine.subscribe(self._on_update))
         self._unsubscribe.append(self.engine.subscribe(self._held_log))
         # The states the engine restored decide which cameras' tracks are read.
@@ -377,14 +378,21 @@ class WorkflowHost:
     async def dispatch(self, event: NvrEvent) -> None:
         """:meth:`submit`, returning once the runs the event starts (or the decision that
         it starts none) are committed: the hub's sources acknowledge the event then."""
+        waiter = self.dispatch_nowait(event)
+        if waiter is not None:
+            await waiter
+
+    def dispatch_nowait(self, event: NvrEvent) -> asyncio.Future[None] | None:
+        """:meth:`dispatch` as the hub's durable consumer: what to wait on before the
+        event may be acknowledged (None: nothing), without a task per event (see
+        :meth:`.engine.Engine.dispatch_nowait`)."""
         first, *others = self._offers(event)
         if not others:
-            await self.engine.dispatch(first)
-            return
+            return self.engine.dispatch_nowait(first)
         self.engine.submit(first)
         for offer in others:
             self.engine.submit_for_role(offer)
-        await self.engine.durable()
+        return self.engine.durable_nowait()
 
     def _offers(self, event: NvrEvent) -> list[NvrEvent]:
         """The event once per role its camera plays (as it is, when it has none)."""

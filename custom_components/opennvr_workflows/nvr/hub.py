@@ -30,11 +30,13 @@ to the loop first.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 from collections import OrderedDict
 from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from types import MappingProxyType
 from typing import Any, Final
 
@@ -52,9 +54,14 @@ _DUPLICATE: Final = object()
 _UNWATCHED: Final = object()
 #: ``normalize.TRACKS_KIND`` (not imported: normalize reads the SDK, the hub stays light).
 _TRACKS: Final = "tracks"
+#: The context the hub's own settle callbacks run in: they read no context variable, and
+#: a copy of the caller's context per waiting event would be one more object each.
+_QUIET: Final = contextvars.Context()
 StateListener = Callable[[str, bool], None]
-#: A consumer that returns once the event is durable (raises if it could not make it so).
-DurableListener = Callable[[NvrEvent], Coroutine[Any, Any, None]]
+#: A consumer that makes an event durable. It returns None when the event is durable
+#: already, or what to wait on: a future (the engine's, without a task per event) or a
+#: coroutine that returns once the event is durable; either raises if it could not.
+DurableListener = Callable[[NvrEvent], "asyncio.Future[None] | Coroutine[Any, Any, None] | None"]
 
 
 class DeliveryError(Exception):
@@ -177,21 +184,24 @@ class EventHub:
             refused.exception()
             return refused
         loop = asyncio.get_running_loop()
-        tasks: list[asyncio.Task[None]] = []
+        tasks: list[asyncio.Future[None]] = []
         for listener in list(self._durable):
-            task = asyncio.Task(listener(event), loop=loop, eager_start=True)
-            if not task.done():
-                self._tasks.add(task)
-                task.add_done_callback(self._tasks.discard)
-            tasks.append(task)
+            task = self._offer_durable(loop, listener, event)
+            if task is not None:
+                tasks.append(task)
         if all(t.done() and not t.cancelled() and t.exception() is None for t in tasks):
             return None
         done: asyncio.Future[None] = loop.create_future()
         if event.alert_id is not None:
             self._seen[event.alert_id] = done
+        if len(tasks) == 1:
+            # The usual case (one engine): one callback object while the event waits, in
+            # a context shared by all rather than a copy of the current one each.
+            tasks[0].add_done_callback(partial(self._settle, event, tasks, done), context=_QUIET)
+            return done
         remaining = [len(tasks)]
 
-        def _settled(_task: asyncio.Task[None]) -> None:
+        def _settled(_task: asyncio.Future[None]) -> None:
             remaining[0] -= 1
             if remaining[0] == 0:
                 self._settle(event, tasks, done)
@@ -200,8 +210,33 @@ class EventHub:
             task.add_done_callback(_settled)
         return done
 
+    def _offer_durable(
+        self, loop: asyncio.AbstractEventLoop, listener: DurableListener, event: NvrEvent
+    ) -> asyncio.Future[None] | None:
+        """Hand ``event`` to one durable consumer: what to wait on (None: durable now). A
+        coroutine runs in an eagerly started task (up to its first wait right now, so the
+        consumer sees events in the order they were published); a consumer that raises
+        at once gives a failed future, like a task that failed."""
+        try:
+            offered = listener(event)
+        except Exception as err:
+            failed: asyncio.Future[None] = loop.create_future()
+            failed.set_exception(err)
+            return failed
+        if offered is None or isinstance(offered, asyncio.Future):
+            return offered
+        task = asyncio.Task(offered, loop=loop, eager_start=True)
+        if not task.done():
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+        return task
+
     def _settle(
-        self, event: NvrEvent, tasks: list[asyncio.Task[None]], done: asyncio.Future[None]
+        self,
+        event: NvrEvent,
+        tasks: list[asyncio.Future[None]],
+        done: asyncio.Future[None],
+        _last: asyncio.Future[None] | None = None,
     ) -> None:
         errors: list[BaseException] = []
         for task in tasks:
@@ -313,9 +348,10 @@ class EventHub:
         return lambda: self._remove(self._listeners, listener)
 
     def subscribe_durable(self, listener: DurableListener) -> Callable[[], None]:
-        """Call ``await listener(event)`` with every published event; it returns once the
-        event is durable, which is when a tracked publication resolves and its source may
-        acknowledge it. Returns the unsubscribe function."""
+        """Call ``listener(event)`` with every published event; what it returns (see
+        :data:`DurableListener`) says when the event is durable, which is when a tracked
+        publication resolves and its source may acknowledge it. Returns the unsubscribe
+        function."""
         self._durable.append(listener)
         self._durable_required = True
         return lambda: self._remove(self._durable, listener)

@@ -14,6 +14,7 @@ must say ``{{`` or ``}}``); :func:`fill` keeps such a brace as written.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -67,6 +68,13 @@ def tokens(text: str) -> Iterator[Token]:
         yield Literal(text[end:])
 
 
+@functools.lru_cache(maxsize=2048)
+def parsed(text: str) -> tuple[Token, ...]:
+    """:func:`tokens` of ``text``, parsed once: a workflow's few texts are filled on every
+    run, and parsing them each time cost more than filling them."""
+    return tuple(tokens(text))
+
+
 def placeholders_in(text: str) -> tuple[tuple[str, ...], bool]:
     """The placeholder names ``text`` reads, in order (repeats kept), and whether every
     brace in it is well formed."""
@@ -86,7 +94,7 @@ def fill(text: str, value: Callable[[str], str | None]) -> str:
     if "{" not in text and "}" not in text:
         return text
     out: list[str] = []
-    for token in tokens(text):
+    for token in parsed(text):
         if isinstance(token, Placeholder):
             shown = value(token.name)
             out.append(f"{{{token.name}}}" if shown is None else shown)

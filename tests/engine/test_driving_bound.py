@@ -1,0 +1,147 @@
+"""At most ``max_driving`` runs are driven at once; the rest wait their turn, durable.
+
+A run waiting its turn has its row written (the event may be acknowledged), starts in
+arrival order when a driven run ends or parks, is resumed by the next start when the
+engine stops first, is held like any run while the site is paused, and a trial never
+waits its turn (a person waits on its answer)."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from custom_components.opennvr_workflows.engine import Engine
+from custom_components.opennvr_workflows.engine.ports import RunContext
+from custom_components.opennvr_workflows.engine.testing import FakeEffects, event
+from custom_components.opennvr_workflows.workflow import model as m
+
+from .conftest import EngineFactory
+from .workflows import simple
+
+
+@dataclass
+class SlowLog(FakeEffects):
+    """A logbook that takes as long as the test wants: each ``log`` waits for ``gate``."""
+
+    gate: asyncio.Event = field(default_factory=asyncio.Event)
+    started: list[str] = field(default_factory=list)
+
+    async def log(self, ctx: RunContext, message: str) -> None:
+        self.started.append(ctx.trigger.alert_id or "")
+        await self.gate.wait()
+        await super().log(ctx, message)
+
+
+def one_per_track() -> m.Workflow:
+    """Every alert its own run (one at a time per track, no cooldown)."""
+    return simple(limits=m.WorkflowLimits(cooldown_s=0, one_at_a_time="track", per_hour=1000))
+
+
+def alert(n: int) -> object:
+    return event(alert_id=f"a{n}", track_id=f"t{n}")
+
+
+async def settle() -> None:
+    for _ in range(10):
+        await asyncio.sleep(0)
+
+
+def statuses(open_db: Callable[[], sqlite3.Connection]) -> dict[str, int]:
+    return dict(open_db().execute("SELECT status, count(*) FROM workflow_runs GROUP BY status"))
+
+
+async def test_runs_past_the_bound_wait_their_turn_in_arrival_order(
+    make_engine: EngineFactory, open_db: Callable[[], sqlite3.Connection]
+) -> None:
+    effects = SlowLog()
+    engine = make_engine(effects=effects, max_driving=2)
+    engine.set_workflows({"yard": one_per_track()})
+    await engine.start()
+    for n in range(5):
+        await engine.dispatch(alert(n))  # type: ignore[arg-type]
+    await settle()
+    # Every run's row is written (its event may be acknowledged); two are driven.
+    assert statuses(open_db) == {"running": 5}
+    assert effects.started == ["a0", "a1"]
+    assert len(engine.active_runs()) == 5
+    effects.gate.set()
+    await engine.idle()
+    assert effects.started == ["a0", "a1", "a2", "a3", "a4"]
+    assert [c.ctx.trigger.alert_id for c in effects.of("log") if c.ctx] == [
+        "a0",
+        "a1",
+        "a2",
+        "a3",
+        "a4",
+    ]
+    assert statuses(open_db) == {"done": 5}
+
+
+async def test_runs_waiting_their_turn_at_a_stop_are_resumed_by_the_next_start(
+    make_engine: EngineFactory, open_db: Callable[[], sqlite3.Connection]
+) -> None:
+    effects = SlowLog()
+    engine = make_engine(effects=effects, max_driving=1)
+    engine.set_workflows({"yard": one_per_track()})
+    await engine.start()
+    for n in range(3):
+        await engine.dispatch(alert(n))  # type: ignore[arg-type]
+    await settle()
+    assert effects.started == ["a0"]
+    await engine.stop(grace_s=0.05)  # a0 cancelled at its step, a1 and a2 never began
+    assert effects.started == ["a0"]
+    assert statuses(open_db) == {"running": 3}
+    again = SlowLog()
+    again.gate.set()
+    restarted = make_engine(effects=again, max_driving=1)
+    restarted.set_workflows({"yard": one_per_track()})
+    await restarted.start()
+    await restarted.idle()
+    assert statuses(open_db) == {"done": 3}
+    # Each of the three logged exactly once, the one cut short included (its step was
+    # cancelled before it recorded anything, so it is done again, not twice).
+    assert sorted(c.ctx.trigger.alert_id for c in again.of("log") if c.ctx) == ["a0", "a1", "a2"]
+
+
+async def test_a_trial_never_waits_its_turn(
+    make_engine: EngineFactory, open_db: Callable[[], sqlite3.Connection]
+) -> None:
+    effects = SlowLog()
+    engine: Engine = make_engine(effects=effects, max_driving=1)
+    engine.set_workflows({"yard": one_per_track()})
+    await engine.start()
+    await engine.dispatch(alert(0))  # type: ignore[arg-type]
+    await engine.dispatch(alert(1))  # type: ignore[arg-type]
+    await settle()
+    assert effects.started == ["a0"]  # the one slot is taken, a1 waits its turn
+    # A trial does nothing to the world, so it logs nothing; it runs to its end at once.
+    run_id = await asyncio.wait_for(engine.try_run("yard", alert(9)), 5)  # type: ignore[arg-type]
+    (status,) = open_db().execute("SELECT status FROM workflow_runs WHERE id=?", (run_id,))
+    assert status == ("done",)
+    assert effects.started == ["a0"]
+    effects.gate.set()
+    await engine.idle()
+    assert effects.started == ["a0", "a1"]
+
+
+async def test_a_turn_that_comes_while_the_site_is_paused_is_held(
+    make_engine: EngineFactory, open_db: Callable[[], sqlite3.Connection]
+) -> None:
+    effects = SlowLog()
+    engine = make_engine(effects=effects, max_driving=1)
+    engine.set_workflows({"yard": one_per_track()})
+    await engine.start()
+    await engine.dispatch(alert(0))  # type: ignore[arg-type]
+    await engine.dispatch(alert(1))  # type: ignore[arg-type]
+    await settle()
+    engine.pause()
+    effects.gate.set()
+    await engine.idle()
+    assert effects.started == ["a0"]  # a1's turn came while paused: held, not driven
+    assert statuses(open_db) == {"done": 1, "running": 1}
+    engine.resume()
+    await engine.idle()
+    assert effects.started == ["a0", "a1"]
+    assert statuses(open_db) == {"done": 2}
