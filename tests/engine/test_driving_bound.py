@@ -2,8 +2,8 @@
 
 A run waiting its turn has its row written (the event may be acknowledged), starts in
 arrival order when a driven run ends or parks, is resumed by the next start when the
-engine stops first, is held like any run while the site is paused, and a trial never
-waits its turn (a person waits on its answer)."""
+engine stops first, is held like any run while the site is paused; a trial never waits
+its turn (a person waits on its answer), and a run driven too long gives its slot back."""
 
 from __future__ import annotations
 
@@ -12,7 +12,9 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from custom_components.opennvr_workflows.engine import Engine
+import pytest
+
+from custom_components.opennvr_workflows.engine import Engine, driver
 from custom_components.opennvr_workflows.engine.ports import RunContext
 from custom_components.opennvr_workflows.engine.testing import FakeEffects, event
 from custom_components.opennvr_workflows.workflow import model as m
@@ -145,3 +147,37 @@ async def test_a_turn_that_comes_while_the_site_is_paused_is_held(
     await engine.idle()
     assert effects.started == ["a0", "a1"]
     assert statuses(open_db) == {"done": 2}
+
+
+async def test_a_run_driven_too_long_gives_its_slot_back(
+    make_engine: EngineFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run stuck at a slow step (a model's answer, a service that hangs) must not hold
+    back the runs behind it (a siren's): after ``SLOW_S`` its slot goes to the next in turn,
+    and it still finishes when its step does."""
+    monkeypatch.setattr(driver, "SLOW_S", 0.2)
+    effects = SlowLog()
+    engine = make_engine(effects=effects, max_driving=1)
+    engine.set_workflows({"yard": one_per_track()})
+    await engine.start()
+    loop = asyncio.get_running_loop()
+    began = loop.time()
+    for n in range(3):
+        await engine.dispatch(alert(n))  # type: ignore[arg-type]
+    await settle()
+    assert effects.started == ["a0"]
+
+    async def started(count: int) -> float:
+        while len(effects.started) < count:
+            assert loop.time() - began < 5, effects.started
+            await asyncio.sleep(0.01)
+        return loop.time() - began
+
+    second = await started(2)
+    assert effects.started == ["a0", "a1"]  # a0 gave its slot back, still at its step
+    third = await started(3)
+    assert second >= 0.2
+    assert third - second >= 0.19  # a1 held the slot its own SLOW_S
+    effects.gate.set()
+    await engine.idle()
+    assert len(effects.of("log")) == 3
