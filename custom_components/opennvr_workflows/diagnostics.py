@@ -125,6 +125,7 @@ async def _workflows(host: WorkflowHost | None) -> dict[str, Any] | None:
             **asdict(engine.stats),
             "runs_running": sum(1 for r in active if r.status == "running"),
             "runs_waiting": sum(1 for r in active if r.status == "waiting"),
+            "runs_waiting_their_turn": engine.waiting_turn if engine.started else 0,
             "approvals_pending": len(engine.pending_approvals()),
         },
         "webhooks": {"redirects_refused": host.effects.webhook_redirects},

@@ -68,9 +68,11 @@ async def test_runs_past_the_bound_wait_their_turn_in_arrival_order(
     assert statuses(open_db) == {"running": 5}
     assert effects.started == ["a0", "a1"]
     assert len(engine.active_runs()) == 5
+    assert engine.waiting_turn == 3  # what the diagnostics show
     effects.gate.set()
     await engine.idle()
     assert effects.started == ["a0", "a1", "a2", "a3", "a4"]
+    assert engine.waiting_turn == 0
     assert [c.ctx.trigger.alert_id for c in effects.of("log") if c.ctx] == [
         "a0",
         "a1",

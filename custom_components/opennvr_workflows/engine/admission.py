@@ -342,15 +342,15 @@ class Admission:
         answer) descends from the event, so a loop through it still ends at the depth
         limit."""
         before = self.held.get(entry.workflow_id)
-        held = HeldBack(limit, now, until, run_id, key.startswith(TEST_KEY))
+        test = key.startswith(TEST_KEY)
         if (
             before is not None
             and (before.limit, before.until, before.run_id, before.test)
-            == (limit, until, run_id, held.test)
+            == (limit, until, run_id, test)
             and (before.holds(now, self._runs.__contains__) or now - before.at < HOUR)
         ):
-            return
-        self.held[entry.workflow_id] = held
+            return  # the same hold goes on: nothing new to remember or say
+        held = self.held[entry.workflow_id] = HeldBack(limit, now, until, run_id, test)
         detail = {**held.as_dict(), "chain": list(event.chain), "ai_derived": event.ai_derived}
         self._updates.emit(EngineUpdate("held_back", entry.workflow_id, run_id, detail))
 

@@ -432,6 +432,12 @@ class Engine:
         waiter = decided.waiter = self._durable_waiter(decided)
         return run_ids, waiter
 
+    @property
+    def waiting_turn(self) -> int:
+        """Runs started and written that wait for their turn to be carried out (at most
+        :data:`.driver.MAX_DRIVING` are at once: see :mod:`.driver`)."""
+        return self._driver.waiting_turn
+
     def durable_nowait(self) -> asyncio.Future[None]:
         """:meth:`durable` without a coroutine: a future of the caller's own."""
         return self._durable_waiter()
