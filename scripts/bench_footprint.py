@@ -55,6 +55,10 @@ from typing import Any, Final
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+#: The integration's manifest (its requirements and the components it depends on).
+MANIFEST: Final = json.loads(
+    (ROOT / "custom_components" / "opennvr_workflows" / "manifest.json").read_text()
+)
 
 #: Packages this development environment has only for its tests (``rich`` comes with a
 #: pytest plugin, ``pygments`` with pytest) that a production Home Assistant does not
@@ -71,8 +75,7 @@ def dev_only(names: tuple[str, ...]) -> tuple[str, ...]:
     import importlib.metadata as md
     import re
 
-    manifest = json.loads((ROOT / "custom_components/opennvr_workflows/manifest.json").read_text())
-    todo = ["homeassistant", *manifest["requirements"]]
+    todo = ["homeassistant", *MANIFEST["requirements"]]
     seen: set[str] = set()
     while todo:
         name = re.match(r"[A-Za-z0-9_.-]+", todo.pop()).group(0)  # type: ignore[union-attr]
@@ -174,9 +177,7 @@ def database_path(config_dir: Path) -> Path:
 
 
 #: The components the integration's manifest declares as ``dependencies``.
-DEPENDENCIES: Final[list[str]] = json.loads(
-    (ROOT / "custom_components" / "opennvr_workflows" / "manifest.json").read_text()
-)["dependencies"]
+DEPENDENCIES: Final[list[str]] = MANIFEST["dependencies"]
 
 
 async def set_up_dependencies(hass: HomeAssistant) -> None:

@@ -149,11 +149,6 @@ class RunDriver:
         self._next()
 
     @property
-    def driving(self) -> int:
-        """How many runs hold a slot now."""
-        return len(self._held)
-
-    @property
     def waiting_turn(self) -> int:
         """How many runs wait for a slot to be driven in."""
         return len(self._turns)

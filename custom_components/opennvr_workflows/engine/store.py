@@ -112,16 +112,14 @@ class Kept(_Statement):
     A durable dispatch must know whether its run's row was written, but a future per row
     costs a future, its callback and a copy of the context while thousands of rows wait in
     a flood. The row's :attr:`error` is set (on the loop, when its batch settles) if it
-    failed; :attr:`settled` says the batch has settled. ``key`` names what it wrote (the
-    run's id), for whoever reads the outcome."""
+    failed. ``key`` names what it wrote (the run's id), for whoever reads the outcome."""
 
-    __slots__ = ("error", "key", "settled")
+    __slots__ = ("error", "key")
 
     def __init__(self, sql: str, params: Sequence[Any], key: str) -> None:
         super().__init__(sql, params)
         self.key = key
         self.error: BaseException | None = None
-        self.settled = False
 
 
 #: An operation, the future that waits on it, and whether its commit must be synced.
@@ -621,7 +619,6 @@ def _settle(batch: list[_Item], results: list[tuple[bool, Any]], store: Store) -
     for (op, fut, _), (ok, value) in zip(batch, results, strict=True):
         if fut is None:
             if isinstance(op, Kept):
-                op.settled = True
                 if not ok:
                     op.error = value
                     if isinstance(value, StoreCorruptError):

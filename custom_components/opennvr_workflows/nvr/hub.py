@@ -238,6 +238,8 @@ class EventHub:
         done: asyncio.Future[None],
         _last: asyncio.Future[None] | None = None,
     ) -> None:
+        """Settle ``done`` once every consumer's ``tasks`` ended (``_last``: the one whose
+        done callback this is, when it is called as one)."""
         errors: list[BaseException] = []
         for task in tasks:
             if task.cancelled():
