@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
+from typing import Any
 
 import pytest
 
 from custom_components.opennvr_workflows.engine import Engine, driver
-from custom_components.opennvr_workflows.engine.ports import RunContext
+from custom_components.opennvr_workflows.engine.ports import RunContext, loop_task
 from custom_components.opennvr_workflows.engine.testing import FakeEffects, event
 from custom_components.opennvr_workflows.workflow import model as m
 
@@ -50,6 +51,20 @@ async def settle() -> None:
         await asyncio.sleep(0)
 
 
+async def started_engine(
+    make_engine: EngineFactory, effects: SlowLog, max_driving: int, alerts: int = 0
+) -> Engine:
+    """An engine on the yard workflow driving ``max_driving`` runs at once, started, with
+    ``alerts`` alerts dispatched (a0, a1, ...) and their runs as far as they go."""
+    engine = make_engine(effects=effects, max_driving=max_driving)
+    engine.set_workflows({"yard": one_per_track()})
+    await engine.start()
+    for n in range(alerts):
+        await engine.dispatch(alert(n))  # type: ignore[arg-type]
+    await settle()
+    return engine
+
+
 def statuses(open_db: Callable[[], sqlite3.Connection]) -> dict[str, int]:
     return dict(open_db().execute("SELECT status, count(*) FROM workflow_runs GROUP BY status"))
 
@@ -58,12 +73,7 @@ async def test_runs_past_the_bound_wait_their_turn_in_arrival_order(
     make_engine: EngineFactory, open_db: Callable[[], sqlite3.Connection]
 ) -> None:
     effects = SlowLog()
-    engine = make_engine(effects=effects, max_driving=2)
-    engine.set_workflows({"yard": one_per_track()})
-    await engine.start()
-    for n in range(5):
-        await engine.dispatch(alert(n))  # type: ignore[arg-type]
-    await settle()
+    engine = await started_engine(make_engine, effects, 2, 5)
     # Every run's row is written (its event may be acknowledged); two are driven.
     assert statuses(open_db) == {"running": 5}
     assert effects.started == ["a0", "a1"]
@@ -87,21 +97,14 @@ async def test_runs_waiting_their_turn_at_a_stop_are_resumed_by_the_next_start(
     make_engine: EngineFactory, open_db: Callable[[], sqlite3.Connection]
 ) -> None:
     effects = SlowLog()
-    engine = make_engine(effects=effects, max_driving=1)
-    engine.set_workflows({"yard": one_per_track()})
-    await engine.start()
-    for n in range(3):
-        await engine.dispatch(alert(n))  # type: ignore[arg-type]
-    await settle()
+    engine = await started_engine(make_engine, effects, 1, 3)
     assert effects.started == ["a0"]
     await engine.stop(grace_s=0.05)  # a0 cancelled at its step, a1 and a2 never began
     assert effects.started == ["a0"]
     assert statuses(open_db) == {"running": 3}
     again = SlowLog()
     again.gate.set()
-    restarted = make_engine(effects=again, max_driving=1)
-    restarted.set_workflows({"yard": one_per_track()})
-    await restarted.start()
+    restarted = await started_engine(make_engine, again, 1)
     await restarted.idle()
     assert statuses(open_db) == {"done": 3}
     # Each of the three logged exactly once, the one cut short included (its step was
@@ -113,12 +116,7 @@ async def test_a_trial_never_waits_its_turn(
     make_engine: EngineFactory, open_db: Callable[[], sqlite3.Connection]
 ) -> None:
     effects = SlowLog()
-    engine: Engine = make_engine(effects=effects, max_driving=1)
-    engine.set_workflows({"yard": one_per_track()})
-    await engine.start()
-    await engine.dispatch(alert(0))  # type: ignore[arg-type]
-    await engine.dispatch(alert(1))  # type: ignore[arg-type]
-    await settle()
+    engine = await started_engine(make_engine, effects, 1, 2)
     assert effects.started == ["a0"]  # the one slot is taken, a1 waits its turn
     # A trial does nothing to the world, so it logs nothing; it runs to its end at once.
     run_id = await asyncio.wait_for(engine.try_run("yard", alert(9)), 5)  # type: ignore[arg-type]
@@ -134,12 +132,7 @@ async def test_a_turn_that_comes_while_the_site_is_paused_is_held(
     make_engine: EngineFactory, open_db: Callable[[], sqlite3.Connection]
 ) -> None:
     effects = SlowLog()
-    engine = make_engine(effects=effects, max_driving=1)
-    engine.set_workflows({"yard": one_per_track()})
-    await engine.start()
-    await engine.dispatch(alert(0))  # type: ignore[arg-type]
-    await engine.dispatch(alert(1))  # type: ignore[arg-type]
-    await settle()
+    engine = await started_engine(make_engine, effects, 1, 2)
     engine.pause()
     effects.gate.set()
     await engine.idle()
@@ -158,28 +151,31 @@ async def test_a_run_driven_too_long_gives_its_slot_back(
     back the runs behind it (a siren's): after ``SLOW_S`` its slot goes to the next in turn,
     and it still finishes when its step does."""
     monkeypatch.setattr(driver, "SLOW_S", 0.2)
+    loop = asyncio.get_running_loop()
+    driven_at: list[float] = []  # when each run's task started, by the loop's clock
+
+    def spawn(coro: Coroutine[Any, Any, None], name: str) -> asyncio.Task[None]:
+        if name.endswith(" run"):
+            driven_at.append(loop.time())
+        return loop_task(coro, name)
+
     effects = SlowLog()
-    engine = make_engine(effects=effects, max_driving=1)
+    engine = make_engine(effects=effects, max_driving=1, spawn=spawn)
     engine.set_workflows({"yard": one_per_track()})
     await engine.start()
-    loop = asyncio.get_running_loop()
-    began = loop.time()
     for n in range(3):
         await engine.dispatch(alert(n))  # type: ignore[arg-type]
     await settle()
     assert effects.started == ["a0"]
 
-    async def started(count: int) -> float:
-        while len(effects.started) < count:
-            assert loop.time() - began < 5, effects.started
-            await asyncio.sleep(0.01)
-        return loop.time() - began
-
-    second = await started(2)
-    assert effects.started == ["a0", "a1"]  # a0 gave its slot back, still at its step
-    third = await started(3)
-    assert second >= 0.2
-    assert third - second >= 0.19  # a1 held the slot its own SLOW_S
+    while len(effects.started) < 3:
+        assert loop.time() - driven_at[0] < 5, effects.started
+        await asyncio.sleep(0.01)
+    # Each was driven once the one before had held the slot SLOW_S, still at its step.
+    assert effects.started == ["a0", "a1", "a2"]
+    assert len(driven_at) == 3
+    assert driven_at[1] - driven_at[0] >= 0.2
+    assert driven_at[2] - driven_at[1] >= 0.2
     effects.gate.set()
     await engine.idle()
     assert len(effects.of("log")) == 3
