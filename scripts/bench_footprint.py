@@ -16,16 +16,20 @@ Modes (the parent passes the sites' addresses; the last line printed is one JSON
 * ``measure``: a fresh Home Assistant, its resident memory (RSS) and Python's allocated blocks
   with Home Assistant's core up (``core``), then with what the integration's manifest declares
   as dependencies set up too (``before``: Home Assistant sets them up before the integration in
-  every install), before the integration is imported, after the import, and after the entry's setup
-  (restoring the 1,000 waiting runs, over a database holding a 100,000-decision history
-  index); the setup's time, the longest the loop went without running a 5 ms ticker during
-  it (the slow-callback figure), what HA's blocking-call detector reported; then 1,000 more
-  waiting runs under ``tracemalloc`` (the growth per 1,000 waiting runs); then the prepared
-  ``wait`` runs end and each notifies exactly once, and no prepared question is asked again
-  (no run lost or repeated). With ``BENCH_TRACE=1`` every Python allocation is traced from
-  before the import (its bookkeeping swells the RSS figures, so they are not comparable):
-  the traced memory after the setup by package and by file, and the questions' burst, its
-  peak and what it keeps per question, with the allocations near its peak by line.
+  every install), then with Home Assistant's AI Task integration set up (``ai_task``: the
+  entry's AI Task entity has Home Assistant set it up, with the conversation, intent, llm and
+  media_source integrations it depends on; shown apart, counted in the goal's figure), after the
+  integration's import, and after the entry's setup (restoring the 1,000 waiting runs, over a
+  database holding a 100,000-decision history index); the setup's time, the longest the loop
+  went without running a 5 ms ticker during it (the slow-callback figure), what HA's
+  blocking-call detector reported; then 1,000 more waiting runs under ``tracemalloc`` (the
+  growth per 1,000 waiting runs); then the prepared ``wait`` runs end and each notifies exactly
+  once, and no prepared question is asked again (no run lost or repeated). With
+  ``BENCH_TRACE=1`` every Python allocation is traced from before the import (its bookkeeping
+  swells the RSS figures, so they are not comparable): the traced memory after the setup by
+  package and by file, and the traced memory the setup alone added, by package and, for the
+  integration's own files, by line; the questions' burst, its peak and what it keeps per
+  question, with the allocations near its peak by line.
 * ``idle``: the demo site; reads commands on stdin (``setup``, ``window <label> <seconds>``,
   ``parse <frame JSON>``, ``hub <frame JSON>`` (:func:`hub_cost`), ``stats``, and
   ``profile <seconds>``, which ``bench_ha.py`` sends while the unwatched tracks flow when
@@ -188,6 +192,18 @@ async def set_up_dependencies(hass: HomeAssistant) -> None:
             raise RuntimeError(f"Home Assistant's {domain} did not set up")
 
 
+#: Home Assistant's integration behind the entry's AI Task entity (it sets up its own
+#: dependencies first).
+AI_TASK_STACK: Final = ("ai_task",)
+
+
+async def set_up_components(hass: HomeAssistant, domains: tuple[str, ...]) -> None:
+    """Set ``domains`` up as Home Assistant does for an integration that needs them."""
+    for domain in domains:
+        if not await async_setup_component(hass, domain, {}):
+            raise RuntimeError(f"Home Assistant's {domain} did not set up")
+
+
 async def import_integration(hass: HomeAssistant) -> None:
     """Import the integration as Home Assistant does before a first setup (its loader, in
     its import executor, the config flow with it): :func:`make_entry` imports it again,
@@ -315,10 +331,20 @@ def snapshot() -> dict[str, float]:
     }
 
 
-def traced_by_file(snap: tracemalloc.Snapshot) -> dict[str, Any]:
+def traced_by_file(
+    snap: tracemalloc.Snapshot, since: tracemalloc.Snapshot | None = None
+) -> dict[str, Any]:
     """Where the traced memory is: the total, the biggest files, and by package (this
-    integration's subpackages apart; site-packages by distribution; the rest as stdlib)."""
-    stats = snap.statistics("filename")
+    integration's subpackages apart; site-packages by distribution; the rest as stdlib);
+    with ``since``, what was added after that snapshot."""
+    stats: list[Any] = (
+        snap.statistics("filename")
+        if since is None
+        else [
+            tracemalloc.Statistic(d.traceback, d.size_diff, d.count_diff)
+            for d in snap.compare_to(since, "filename")
+        ]
+    )
     packages: dict[str, int] = {}
     for stat in stats:
         name = stat.traceback[0].filename
@@ -461,6 +487,15 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
     await hass.async_block_till_done()
     await asyncio.sleep(0.5)
     before = snapshot()
+    # Home Assistant's AI Task integration, which the entry's AI Task entity (AI on) makes
+    # Home Assistant set up with its own dependencies (conversation, intent, llm,
+    # media_source): measured apart, as Home Assistant's cost of an AI Task entity, the
+    # same for every integration that offers one. Counted in the figure the goal is read
+    # on all the same (``after`` less ``before``).
+    await set_up_components(hass, AI_TASK_STACK)
+    await hass.async_block_till_done()
+    await asyncio.sleep(0.5)
+    ai_task = snapshot()
     # BENCH_TRACE=1: every Python allocation traced from before the import, to say where
     # the memory goes (by file, by package); its own bookkeeping swells the RSS figures.
     trace = bool(os.environ.get("BENCH_TRACE"))
@@ -473,6 +508,7 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
     await integration.async_get_component()
     import_s = time.perf_counter() - t0
     imported = snapshot()
+    traced_import = tracemalloc.take_snapshot() if trace else None
     entry = hass.config_entries.async_get_entry(ENTRY_ID)  # stored by ``prepare``
     if entry is None:
         raise SystemExit("no stored entry: run the prepare mode first")
@@ -486,7 +522,16 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
         open_questions = len(engine.pending_approvals())
         await asyncio.sleep(1.0)
         after = snapshot()
-        traced_setup = traced_by_file(tracemalloc.take_snapshot()) if trace else {}
+        traced_setup: dict[str, Any] = {}
+        if traced_import is not None:
+            traced_after = tracemalloc.take_snapshot()
+            traced_setup = traced_by_file(traced_after)
+            traced_setup["setup_only"] = traced_by_file(traced_after, traced_import)
+            traced_setup["setup_only_ours"] = [
+                str(d)[-150:]
+                for d in traced_after.compare_to(traced_import, "lineno")
+                if "/opennvr_workflows/" in d.traceback[0].filename
+            ][:40]
         # Growth: more waiting runs, half untraced (resident memory, allocated blocks),
         # half under tracemalloc (the bytes Python keeps for them; its own bookkeeping
         # would swell the resident figure).
@@ -552,6 +597,8 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
         "dependencies": DEPENDENCIES,
         "not_installed": list(HIDDEN),
         "before": before,
+        "ai_task_stack": list(AI_TASK_STACK),
+        "ai_task": ai_task,
         "imported": imported,
         "after_setup": after,
         "import_s": round(import_s, 2),

@@ -828,7 +828,7 @@ async def footprint_part(
         await asyncio.to_thread(shutil.rmtree, config_dir, True)
     res = report.result
     res.update(footprint_prepared=prepared, footprint=got, **filled)
-    core, before = got["core"], got["before"]
+    core, before, ai_task = got["core"], got["before"], got["ai_task"]
     imported, after = got["imported"], got["after_setup"]
     added = round(after["rss_mb"] - before["rss_mb"], 1)
     where = load()
@@ -836,7 +836,9 @@ async def footprint_part(
         memory_added_mb=added,
         memory_added_to_core_mb=round(after["rss_mb"] - core["rss_mb"], 1),
         memory_dependencies_mb=round(before["rss_mb"] - core["rss_mb"], 1),
-        memory_import_mb=round(imported["rss_mb"] - before["rss_mb"], 1),
+        memory_ai_task_stack_mb=round(ai_task["rss_mb"] - before["rss_mb"], 1),
+        memory_past_ai_task_mb=round(after["rss_mb"] - ai_task["rss_mb"], 1),
+        memory_import_mb=round(imported["rss_mb"] - ai_task["rss_mb"], 1),
         memory_blocks_added=after["blocks"] - before["blocks"],
         setup_s_restore=got["setup_s"],
     )
@@ -844,9 +846,17 @@ async def footprint_part(
     deps = ", ".join(got["dependencies"])
     report.row(f"  + the manifest's dependencies ({deps})", res["memory_dependencies_mb"])
     report.row("memory: HA before the integration (RSS MB)", before["rss_mb"], "", where)
+    stack = ", ".join(got["ai_task_stack"])
+    report.row(
+        f"memory: HA's {stack} for the AI Task entity, with its dependencies (RSS MB)",
+        res["memory_ai_task_stack_mb"],
+        "",
+        where,
+    )
     report.row("memory: added by the import (RSS MB)", res["memory_import_mb"], "", where)
     goal = f"goal < {MEMORY_GOAL_MB:.0f}"
     report.row("memory: added by import + entry's setup (RSS MB)", added, goal, where)
+    report.row(f"  the same, less HA's {stack} (RSS MB)", res["memory_past_ai_task_mb"])
     res["memory_added_trimmed_mb"] = round(after["rss_trimmed_mb"] - before["rss_trimmed_mb"], 1)
     report.row("  the same, allocator's free pages returned (MB)", res["memory_added_trimmed_mb"])
     report.row("  the same against HA's core (dependencies in it)", res["memory_added_to_core_mb"])

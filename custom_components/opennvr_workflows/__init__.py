@@ -32,7 +32,7 @@ from .intents import async_setup_intents
 from .nvr.bridge import async_bridge_hub
 from .nvr.hub import EventHub
 from .nvr.observed import derives_observed, link_observed
-from .nvr.sources.factory import build_sources
+from .nvr.sources.factory import async_build_sources
 from .nvr_client import SiteCheckError, async_check_site
 from .panel import async_setup_panel
 
@@ -124,7 +124,7 @@ async def async_setup_entry(hass: HomeAssistant, entry: OpenNVRConfigEntry) -> b
     def _token_refused() -> None:
         entry.async_start_reauth(hass)
 
-    runtime.sources = build_sources(
+    runtime.sources = await async_build_sources(
         hass,
         runtime.settings,
         site.client,

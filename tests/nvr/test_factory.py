@@ -1,4 +1,4 @@
-"""build_sources in Home Assistant, and one alert arriving by two transports at once."""
+"""async_build_sources in Home Assistant, and one alert arriving by two transports at once."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from custom_components.opennvr_workflows.const import (
     CONF_TRANSPORT,
 )
 from custom_components.opennvr_workflows.nvr.hub import EventHub
-from custom_components.opennvr_workflows.nvr.sources.factory import build_sources
+from custom_components.opennvr_workflows.nvr.sources.factory import async_build_sources
 from custom_components.opennvr_workflows.nvr.sources.mqtt import DirectMqttSource, HaMqttSource
 from custom_components.opennvr_workflows.nvr.sources.nats import NatsSource
 from custom_components.opennvr_workflows.nvr.sources.websocket import WebSocketSource
@@ -54,7 +54,9 @@ async def test_build_sources_for_each_transport(
     hass: HomeAssistant, settings: dict[str, Any], expected: list[type]
 ) -> None:
     hub = EventHub()
-    sources = build_sources(hass, settings, client_for(hass), hub, on_auth_failed=lambda: None)
+    sources = await async_build_sources(
+        hass, settings, client_for(hass), hub, on_auth_failed=lambda: None
+    )
     assert [type(s) for s in sources] == expected
     assert set(hub.stats) == {s.name for s in sources}
 
@@ -66,7 +68,7 @@ async def test_same_alert_via_websocket_and_nats_is_one_event(
     hub = EventHub()
     collected = Collected()
     hub.subscribe(collected.append)
-    sources = build_sources(
+    sources = await async_build_sources(
         hass,
         {CONF_TRANSPORT: "nats", CONF_NATS_URL: nats_server.url},
         OpenNVRClient(sim.url, sim.config.token, async_get_clientsession(hass)),

@@ -21,6 +21,17 @@ _LOGGER = logging.getLogger(__name__)
 
 DEFAULT_MIN_BACKOFF = 1.0
 DEFAULT_MAX_BACKOFF = 60.0
+#: How long a connection test may take before the broker counts as unreachable.
+TEST_TIMEOUT = 10.0
+
+
+class TransportTestError(Exception):
+    """A transport test failed; ``key`` is the config flow's error translation key:
+    nats_cannot_connect, nats_auth, mqtt_cannot_connect, mqtt_auth, mqtt_not_set_up."""
+
+    def __init__(self, key: str, detail: str = "") -> None:
+        super().__init__(detail or key)
+        self.key = key
 
 
 class EventSource(Protocol):

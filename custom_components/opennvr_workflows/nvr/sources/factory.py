@@ -3,51 +3,59 @@
 The websocket is always built: it is the default transport and the only one that brings
 camera status and the site mode. NATS or MQTT is added when chosen; the hub's
 deduplication by ``alert_id`` makes an alert that arrives both ways count once.
+
+The NATS and MQTT modules are imported only when a site chooses them, off the event loop:
+each brings its client library (nats-py, paho-mqtt: 3 to 4 MB of memory together with
+the module), which a home on the websocket alone should not carry.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import importlib
 import logging
 import re
-import threading
-import time
+import sys
 from collections.abc import Callable, Coroutine, Mapping
 from typing import Any, Final
 
-import nats
 from homeassistant.core import HomeAssistant
 from homeassistant.helpers.aiohttp_client import async_get_clientsession
-from nats.errors import Error as NatsError
 from pyopennvr import OpenNVRClient
 
 from ...const import CONF_TRANSPORT, TRANSPORT_MQTT, TRANSPORT_NATS, TRANSPORT_WEBSOCKET
 from ..hub import EventHub
-from .base import DEFAULT_MAX_BACKOFF, DEFAULT_MIN_BACKOFF, EventSource
-from .mqtt import DirectMqttSource, HaMqttSource, MqttSettings, new_paho_client
-from .nats import DEFAULT_CONSUMER, NatsSettings, NatsSource, connect_options, is_auth_error
+from .base import (
+    DEFAULT_MAX_BACKOFF,
+    DEFAULT_MIN_BACKOFF,
+    TEST_TIMEOUT,
+    EventSource,
+    TransportTestError,
+)
 from .position import HaPositionStore
 from .websocket import WebSocketSource
 
+__all__ = ["TransportTestError", "async_build_sources", "async_test_mqtt", "async_test_nats"]
+
 _LOGGER = logging.getLogger(__name__)
 
-#: How long a connection test may take before the broker counts as unreachable.
-TEST_TIMEOUT: Final = 10.0
-#: MQTT CONNACK reason codes (v5 numbering; paho maps v3.1.1's 4 and 5 onto them).
-_MQTT_AUTH_REASONS: Final = frozenset({134, 135})
+#: The module of each transport that has one of its own (``.nats``, ``.mqtt``).
+_MODULES: Final = {TRANSPORT_NATS: "nats", TRANSPORT_MQTT: "mqtt"}
 
 
-class TransportTestError(Exception):
-    """A transport test failed; ``key`` is the config flow's error translation key:
-    nats_cannot_connect, nats_auth, mqtt_cannot_connect, mqtt_auth, mqtt_not_set_up."""
+async def async_load_transport(transport: str) -> None:
+    """Import ``transport``'s module, with its client library, in an executor thread (a
+    first import reads files from disk); nothing for the websocket, or once it is loaded.
+    The builders below then import it again for free."""
+    name = _MODULES.get(transport)
+    if name is None or f"{__package__}.{name}" in sys.modules:
+        return
+    await asyncio.get_running_loop().run_in_executor(
+        None, importlib.import_module, f"{__package__}.{name}"
+    )
 
-    def __init__(self, key: str, detail: str = "") -> None:
-        super().__init__(detail or key)
-        self.key = key
 
-
-def build_sources(
+async def async_build_sources(
     hass: HomeAssistant,
     settings: Mapping[str, Any],
     client: OpenNVRClient,
@@ -84,8 +92,11 @@ def build_sources(
         )
     ]
     transport = settings.get(CONF_TRANSPORT, TRANSPORT_WEBSOCKET)
+    await async_load_transport(transport)
     try:
         if transport == TRANSPORT_NATS:
+            from .nats import DEFAULT_CONSUMER, NatsSettings, NatsSource
+
             sources.append(
                 NatsSource(
                     NatsSettings.from_mapping(settings),
@@ -97,6 +108,8 @@ def build_sources(
                 )
             )
         elif transport == TRANSPORT_MQTT:
+            from .mqtt import DirectMqttSource, HaMqttSource, MqttSettings
+
             mqtt_settings = MqttSettings.from_mapping(settings)
             if mqtt_settings.use_ha:
                 sources.append(HaMqttSource(hass, mqtt_settings, hub, task_factory=task_factory))
@@ -124,27 +137,18 @@ def build_sources(
 
 async def async_test_nats(settings: Mapping[str, Any]) -> None:
     """Connect once with ``settings``; raise :class:`TransportTestError` if that fails."""
-    try:
-        options = connect_options(NatsSettings.from_mapping(settings))
-    except (ValueError, TypeError) as err:
-        raise TransportTestError("nats_cannot_connect", str(err)) from err
+    await async_load_transport(TRANSPORT_NATS)
+    from .nats import probe_nats
 
-    async def _quiet(err: Exception) -> None:
-        _LOGGER.debug("NATS test: %s", err)
-
-    try:
-        async with asyncio.timeout(TEST_TIMEOUT):
-            nc = await nats.connect(**options, error_cb=_quiet)
-    except (NatsError, OSError, TimeoutError) as err:
-        key = "nats_auth" if is_auth_error(err) else "nats_cannot_connect"
-        raise TransportTestError(key, str(err) or type(err).__name__) from err
-    with contextlib.suppress(NatsError, OSError, TimeoutError):
-        await nc.close()
+    await probe_nats(settings)
 
 
 async def async_test_mqtt(hass: HomeAssistant, settings: Mapping[str, Any]) -> None:
     """Check that MQTT can be used with ``settings``: Home Assistant's MQTT integration is
     set up (when chosen), or the broker accepts a login; else :class:`TransportTestError`."""
+    await async_load_transport(TRANSPORT_MQTT)
+    from .mqtt import MqttSettings, probe_mqtt_broker
+
     try:
         mqtt_settings = MqttSettings.from_mapping(settings)
     except (ValueError, TypeError) as err:
@@ -158,37 +162,3 @@ async def async_test_mqtt(hass: HomeAssistant, settings: Mapping[str, Any]) -> N
     if not mqtt_settings.host:
         raise TransportTestError("mqtt_cannot_connect", "no broker host")
     await hass.async_add_executor_job(probe_mqtt_broker, mqtt_settings, TEST_TIMEOUT)
-
-
-def probe_mqtt_broker(settings: MqttSettings, timeout: float) -> None:
-    """Log in to the broker once (blocking; run it in an executor)."""
-    client = new_paho_client(settings, "test")
-    answered = threading.Event()
-    outcome: list[Any] = []
-
-    def _on_connect(
-        _client: Any, _userdata: Any, _flags: Any, reason: Any, _props: Any = None
-    ) -> None:
-        outcome.append(reason)
-        answered.set()
-
-    client.on_connect = _on_connect
-    try:
-        client.connect(settings.host or "", settings.port, keepalive=30)
-    except (OSError, ValueError) as err:
-        raise TransportTestError("mqtt_cannot_connect", str(err)) from err
-    try:
-        deadline = time.monotonic() + timeout
-        while not answered.is_set() and time.monotonic() < deadline:
-            if client.loop(timeout=0.2) != 0 and not answered.is_set():
-                raise TransportTestError("mqtt_cannot_connect", "the broker closed the connection")
-        if not outcome:
-            raise TransportTestError("mqtt_cannot_connect", "no answer from the broker")
-        reason = outcome[0]
-        if reason.is_failure:
-            key = "mqtt_auth" if reason.value in _MQTT_AUTH_REASONS else "mqtt_cannot_connect"
-            raise TransportTestError(key, str(reason))
-    finally:
-        with contextlib.suppress(Exception):
-            client.disconnect()
-            client.loop(timeout=0.2)

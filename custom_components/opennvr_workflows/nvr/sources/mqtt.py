@@ -23,6 +23,7 @@ import asyncio
 import contextlib
 import logging
 import threading
+import time
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -52,6 +53,7 @@ from .base import (
     DEFAULT_MIN_BACKOFF,
     Backoff,
     TaskFactory,
+    TransportTestError,
     default_task_factory,
     deliver,
     deliver_tracked,
@@ -398,3 +400,41 @@ class DirectMqttSource:
             self.broker,
             detail,
         )
+
+
+#: MQTT CONNACK reason codes (v5 numbering; paho maps v3.1.1's 4 and 5 onto them).
+_MQTT_AUTH_REASONS: Final = frozenset({134, 135})
+
+
+def probe_mqtt_broker(settings: MqttSettings, timeout: float) -> None:
+    """Log in to the broker once (blocking; run it in an executor)."""
+    client = new_paho_client(settings, "test")
+    answered = threading.Event()
+    outcome: list[Any] = []
+
+    def _on_connect(
+        _client: Any, _userdata: Any, _flags: Any, reason: Any, _props: Any = None
+    ) -> None:
+        outcome.append(reason)
+        answered.set()
+
+    client.on_connect = _on_connect
+    try:
+        client.connect(settings.host or "", settings.port, keepalive=30)
+    except (OSError, ValueError) as err:
+        raise TransportTestError("mqtt_cannot_connect", str(err)) from err
+    try:
+        deadline = time.monotonic() + timeout
+        while not answered.is_set() and time.monotonic() < deadline:
+            if client.loop(timeout=0.2) != 0 and not answered.is_set():
+                raise TransportTestError("mqtt_cannot_connect", "the broker closed the connection")
+        if not outcome:
+            raise TransportTestError("mqtt_cannot_connect", "no answer from the broker")
+        reason = outcome[0]
+        if reason.is_failure:
+            key = "mqtt_auth" if reason.value in _MQTT_AUTH_REASONS else "mqtt_cannot_connect"
+            raise TransportTestError(key, str(reason))
+    finally:
+        with contextlib.suppress(Exception):
+            client.disconnect()
+            client.loop(timeout=0.2)

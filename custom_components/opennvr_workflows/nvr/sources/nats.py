@@ -52,8 +52,10 @@ from ..normalize import from_nats
 from .base import (
     DEFAULT_MAX_BACKOFF,
     DEFAULT_MIN_BACKOFF,
+    TEST_TIMEOUT,
     Backoff,
     TaskFactory,
+    TransportTestError,
     default_task_factory,
     deliver,
     deliver_tracked,
@@ -407,6 +409,27 @@ class NatsSource:
 
     async def _on_message(self, msg: Msg) -> None:
         deliver(self._hub, NAME, lambda: from_nats(msg.subject, msg.data))
+
+
+async def probe_nats(settings: Mapping[str, Any]) -> None:
+    """Connect once with ``settings``; raise :class:`.base.TransportTestError` if that fails
+    (the config flow's check, through :func:`.factory.async_test_nats`)."""
+    try:
+        options = connect_options(NatsSettings.from_mapping(settings))
+    except (ValueError, TypeError) as err:
+        raise TransportTestError("nats_cannot_connect", str(err)) from err
+
+    async def _quiet(err: Exception) -> None:
+        _LOGGER.debug("NATS test: %s", err)
+
+    try:
+        async with asyncio.timeout(TEST_TIMEOUT):
+            nc = await nats.connect(**options, error_cb=_quiet)
+    except (NatsError, OSError, TimeoutError) as err:
+        key = "nats_auth" if is_auth_error(err) else "nats_cannot_connect"
+        raise TransportTestError(key, str(err) or type(err).__name__) from err
+    with contextlib.suppress(NatsError, OSError, TimeoutError):
+        await nc.close()
 
 
 async def _wait_any(*events: asyncio.Event) -> None:
