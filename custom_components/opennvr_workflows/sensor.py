@@ -141,6 +141,11 @@ QUESTIONS_LISTED: Final = 20
 
 
 def _questions(desk: ApprovalDesk) -> dict[str, Any]:
+    """The soonest questions, without what their run wrote: an entity's state reaches every
+    user Home Assistant lets read it, while a question's text (a plate, a name, what the
+    camera saw) is for the people it is asked of. They read it where they are asked (their
+    phone, the panel, the card, the ``approvals/list`` command), each only their own; the
+    workflow, its replies (from its file) and the deadline are no more than its file says."""
     pending = desk.pending()
     return {
         "not_listed": max(0, len(pending) - QUESTIONS_LISTED),
@@ -148,7 +153,6 @@ def _questions(desk: ApprovalDesk) -> dict[str, Any]:
             {
                 "approval_id": t.approval_id,
                 "workflow": t.workflow_name,
-                "message": t.message,
                 "replies": list(t.replies),
                 "expires_at": dt_util.utc_from_timestamp(t.expires_at).isoformat(),
                 "seen_again": t.seen_again,
@@ -371,11 +375,11 @@ class SourceCounter(OpenNVRSiteEntity, DescribedSensor[SourceStats]):
 
 
 class PendingApprovalsSensor(OpenNVRSiteEntity, DescribedSensor[ApprovalDesk]):
-    """How many workflow questions wait for an answer; the questions (never their answer
-    tokens) as attributes, soonest deadline first, for a dashboard card."""
+    """How many workflow questions wait for an answer; which (never their text nor their
+    answer tokens: :func:`_questions`) as attributes, soonest deadline first."""
 
     entity_description = PENDING_APPROVALS
-    # A question's text may name a plate or a person: shown live, never recorded.
+    # Which questions wait, and for how long: shown live, not written to the history.
     _unrecorded_attributes = frozenset({"questions"})
 
     def __init__(self, entry: OpenNVRConfigEntry, desk: ApprovalDesk) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from homeassistant.core import HomeAssistant
+from homeassistant.helpers import entity_registry as er
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 
 from custom_components.opennvr_workflows.const import (
@@ -278,3 +279,39 @@ def test_notify_send_message_is_judged_by_its_entities() -> None:
     assert judge.judge_call("notify.send_message", {"message": "hi"}, {}).moves_things
     assert not judge.judge_call("persistent_notification.create", {"message": "x"}).moves_things
     assert judge.judge_call("notify.unknown", {"message": "x"}).moves_things
+
+
+async def test_a_live_judge_reads_home_assistant_at_each_judgement(
+    hass: HomeAssistant, platforms: dict[str, RecordingService]
+) -> None:
+    """The judge a call is made with (``live``) sees a notify entity, or a service, that
+    came or went after it was built, and judges what it knows as the snapshot does."""
+    live = ActionJudge.live(hass)
+    snapshot = ActionJudge.of(hass)
+    for action, data in (
+        (PHONE, {"message": "Someone at the door"}),
+        (PHONE, {"message": "TTS"}),
+        (SPEAKER, {"message": "hello"}),
+        ("notify.nobody", {"message": "hello"}),
+        ("light.turn_on", {}),
+        ("persistent_notification.create", {"message": "x"}),
+    ):
+        assert live.judge_call(action, data) == snapshot.judge_call(action, data), action
+        assert live.exists(action) == snapshot.exists(action), action
+
+    send = ("notify.send_message", {"message": "hi"}, {"entity_id": "notify.chat"})
+    assert live.judge_call(*send).moves_things  # no such entity yet
+    registry = er.async_get(hass)
+    registry.async_get_or_create("notify", "matrix", "room", suggested_object_id="chat")
+    assert not live.judge_call(*send).moves_things  # a messaging platform's, now
+    registry.async_remove("notify.chat")
+    registry.async_get_or_create("notify", "alexa_devices", "k", suggested_object_id="chat")
+    assert live.judge_call(*send).integration == "alexa_devices"
+    assert live.judge_call(*send).moves_things
+    assert sorted(live.notify_entities) == ["notify.chat"]
+
+    assert not live.exists("script.late")
+    hass.services.async_register("script", "late", lambda call: None)
+    assert live.exists("script.late")
+    hass.services.async_remove("script", "late")
+    assert not live.exists("script.late")

@@ -450,7 +450,7 @@ class WorkflowHost:
     def _moves_here(self, action: Action) -> str | None:
         """Why ``action`` moves things on this site now (None: it informs): the judgement
         the import checked the file with (:meth:`site_profile`), read when it is asked."""
-        return import_hook(ActionJudge.of(self.hass, self.settings.moving_webhooks))(action)
+        return import_hook(ActionJudge.live(self.hass, self.settings.moving_webhooks))(action)
 
     @callback
     def _on_update(self, update: EngineUpdate) -> None:

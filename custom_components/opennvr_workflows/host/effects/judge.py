@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
@@ -136,17 +136,19 @@ def as_phone_text(text: str) -> tuple[str, str | None]:
 
 @dataclass(frozen=True, slots=True)
 class ActionJudge:
-    """A snapshot of this site's notify services and webhook marks, judging actions.
+    """This site's notify services and webhook marks, judging actions.
 
-    Built on the event loop from ``hass`` (:meth:`of`), then pure: the validator may call it
-    from the executor while it checks a folder."""
+    Two ways to build one, both on the event loop: :meth:`of`, a snapshot, then pure (the
+    validator may call it from the executor while it checks a folder), and :meth:`live`,
+    which reads Home Assistant's registries at each judgement (for a call about to be
+    made, as things are at that moment)."""
 
     #: notify service name (``mobile_app_alices_phone``) -> integration
     notify_services: Mapping[str, str] = field(default_factory=dict)
     #: notify entity id -> integration
     notify_entities: Mapping[str, str] = field(default_factory=dict)
     #: every ``domain.service`` Home Assistant offers now
-    services: frozenset[str] = frozenset()
+    services: Container[str] = frozenset()
     #: webhook destinations an admin marked as moving things
     moving_webhooks: frozenset[str] = frozenset()
 
@@ -167,6 +169,23 @@ class ActionJudge:
             for service in names
         )
         return cls(services, entities, offered, frozenset(moving_webhooks))
+
+    @classmethod
+    def live(cls, hass: HomeAssistant, moving_webhooks: Iterable[str] = ()) -> ActionJudge:
+        """A judge for a call about to be made, on the event loop: the notify platforms
+        are read now (a few), the entity registry and the services at each lookup.
+
+        A run's every action step is judged, and :meth:`of` walks every entity of the
+        registry and copies every service to do it: with a thousand entities that was the
+        costliest part of a run. Only use it on the loop, and do not keep it."""
+        services = notify_service_integrations(hass)
+        services.setdefault("persistent_notification", "persistent_notification")
+        return cls(
+            services,
+            _NotifyEntities(er.async_get(hass)),
+            _Offered(hass),
+            frozenset(moving_webhooks),
+        )
 
     def judge(self, action: Action) -> Effect | None:
         """The effect of ``action`` on this site, or None when this host has nothing to add
@@ -237,6 +256,38 @@ class ActionJudge:
         if command := message_command(integration, message, data):
             return Effect(True, integration, f"{what} ({integration}): {command}")
         return Effect(False, integration, f"{what} is {MESSAGING[integration]}")
+
+
+class _NotifyEntities(Mapping[str, str]):
+    """The entity registry's notify entities -> their integration, read at each lookup."""
+
+    def __init__(self, registry: er.EntityRegistry) -> None:
+        self._registry = registry
+
+    def __getitem__(self, entity_id: str) -> str:
+        entry = self._registry.async_get(entity_id)
+        if entry is None or entry.domain != "notify":
+            raise KeyError(entity_id)
+        return entry.platform
+
+    def __iter__(self) -> Iterator[str]:
+        return (e.entity_id for e in self._registry.entities.values() if e.domain == "notify")
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+class _Offered(Container[str]):
+    """Whether Home Assistant offers a ``domain.service`` now, asked at each lookup."""
+
+    def __init__(self, hass: HomeAssistant) -> None:
+        self._hass = hass
+
+    def __contains__(self, action: object) -> bool:
+        if not isinstance(action, str):
+            return False
+        domain, _, service = action.partition(".")
+        return self._hass.services.has_service(domain, service)
 
 
 def _entity_ids(value: Any) -> set[str]:

@@ -484,7 +484,7 @@ class HaEffects:
 
     def _judge(self) -> ActionJudge:
         """This site's notify services and webhook marks as they are now."""
-        return ActionJudge.of(self._hass, self.settings.moving_webhooks)
+        return ActionJudge.live(self._hass, self.settings.moving_webhooks)
 
     def _fence(self, ctx: RunContext, request: ActionRequest, effect: Effect) -> None:
         """Refuse, before the call, an action that moves things on this site (the contract
