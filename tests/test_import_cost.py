@@ -1,12 +1,15 @@
-"""A site brings the client library of the event transport it chose, and no other.
+"""A site brings the client library of the event transport it chose, and no other, and the
+model client's library only when its AI is on.
 
 A home on the OpenNVR websocket carries neither NATS's nor MQTT's client library (3 to 4 MB
-together on a small box). The loader's path is followed in a fresh interpreter, since this
+together on a small box), and a home with the AI off neither ``ollama`` nor the ``pydantic``
+it brings (about 10 MB). The loader's path is followed in a fresh interpreter, since this
 test process has everything imported already: the package (as Home Assistant imports a
 component), then every module at its top (the platforms, and what Home Assistant preloads
 with a component: ``config_flow``, ``diagnostics``, ``logbook``...). Then each transport's
-module is loaded as a setup loads it (off the loop) and brings its library, so the first
-check cannot pass by a module that is never loaded at all.
+module is loaded as a setup loads it (off the loop) and brings its library, and so does the
+AI's (``ai/library.py``), so the first check cannot pass by a module that is never loaded at
+all.
 """
 
 from __future__ import annotations
@@ -20,13 +23,13 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-#: Top-level package -> the transport that alone should bring it in.
-ONLY_WITH = {"nats": "nats", "paho": "mqtt"}
+#: Top-level package -> what alone should bring it in (a transport's name, or the AI).
+ONLY_WITH = {"nats": "nats", "paho": "mqtt", "ollama": "ai", "pydantic": "ai"}
 
 _SCRIPT = textwrap.dedent(
     """
     import asyncio, importlib, json, pkgutil, sys
-    watched, transport = json.loads(sys.argv[1]), sys.argv[2]
+    watched, feature = json.loads(sys.argv[1]), sys.argv[2]
     def loaded():
         return sorted(m for m in watched if any(k.partition(".")[0] == m for k in sys.modules))
     pkg = importlib.import_module("custom_components.opennvr_workflows")
@@ -34,18 +37,22 @@ _SCRIPT = textwrap.dedent(
     for name in tops:
         importlib.import_module(f"{pkg.__name__}.{name}")
     before = after = loaded()
-    if transport:
+    if feature == "ai":
+        from custom_components.opennvr_workflows.ai.library import async_load_ollama
+        asyncio.run(async_load_ollama())
+        after = loaded()
+    elif feature:
         from custom_components.opennvr_workflows.nvr.sources.factory import async_load_transport
-        asyncio.run(async_load_transport(transport))
+        asyncio.run(async_load_transport(feature))
         after = loaded()
     print(json.dumps({"tops": tops, "before": before, "after": after}))
     """
 )
 
 
-def _load(transport: str = "") -> dict[str, list[str]]:
+def _load(feature: str = "") -> dict[str, list[str]]:
     done = subprocess.run(
-        [sys.executable, "-c", _SCRIPT, json.dumps(sorted(ONLY_WITH)), transport],
+        [sys.executable, "-c", _SCRIPT, json.dumps(sorted(ONLY_WITH)), feature],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -56,17 +63,20 @@ def _load(transport: str = "") -> dict[str, list[str]]:
     return dict(json.loads(done.stdout.strip().splitlines()[-1]))
 
 
-def test_loading_the_integration_brings_no_transport_library() -> None:
+def test_loading_the_integration_brings_no_transport_or_model_library() -> None:
     seen = _load()
     # The walk reached the platforms and the modules Home Assistant preloads.
     assert {"sensor", "camera", "config_flow", "diagnostics", "ai_task"} <= set(seen["tops"])
-    assert seen["before"] == [], {m: f"only the {ONLY_WITH[m]} transport" for m in seen["before"]}
+    assert seen["before"] == [], {m: f"only for {ONLY_WITH[m]}" for m in seen["before"]}
 
 
-@pytest.mark.parametrize(("transport", "library"), [("nats", "nats"), ("mqtt", "paho")])
-def test_a_transport_brings_its_library_when_a_site_chooses_it(
-    transport: str, library: str
+@pytest.mark.parametrize(
+    ("feature", "libraries"),
+    [("nats", ["nats"]), ("mqtt", ["paho"]), ("ai", ["ollama", "pydantic"])],
+)
+def test_a_feature_brings_its_library_when_a_site_uses_it(
+    feature: str, libraries: list[str]
 ) -> None:
-    seen = _load(transport)
+    seen = _load(feature)
     assert seen["before"] == []
-    assert seen["after"] == [library]
+    assert seen["after"] == libraries

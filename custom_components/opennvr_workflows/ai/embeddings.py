@@ -11,12 +11,14 @@ from __future__ import annotations
 import math
 import ssl
 from collections.abc import Sequence
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import httpx
-import ollama
 
 from .ollama_client import async_client
+
+if TYPE_CHECKING:
+    import ollama  # imported where it is used: see .library
 
 #: Seconds an embedding call may take: a query waits on it, so it is short.
 DEFAULT_TIMEOUT_S: Final = 15.0
@@ -57,6 +59,8 @@ class OllamaEmbedder:
         """One vector per text, in order; :class:`EmbeddingError` when there are none."""
         if not texts:
             return []
+        import ollama  # loaded with the client (see .library)
+
         where = f"Ollama at {self.host} (embedding model {self.model!r})"
         try:
             response = await self._client.embed(

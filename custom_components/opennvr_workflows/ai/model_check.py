@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import ssl
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import ollama
-
+from .library import async_load_ollama
 from .ollama_client import OllamaSettings, _as_llm_error, async_client
+
+if TYPE_CHECKING:
+    import ollama
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,7 @@ async def list_models(
     host: str, *, timeout_seconds: float = 10.0, ssl_context: ssl.SSLContext | None = None
 ) -> tuple[str, ...] | None:
     """The names of the models the server has pulled, or None when it cannot be reached."""
+    await async_load_ollama()
     client = async_client(host, timeout_seconds, ssl_context)
     try:
         listing = await client.list()
@@ -74,6 +78,7 @@ async def check_model(
     settings = OllamaSettings(
         host=host, model=model, timeout_seconds=timeout_seconds, ssl_context=ssl_context
     )
+    await async_load_ollama()
     client = async_client(host, timeout_seconds, ssl_context)
     try:
         try:

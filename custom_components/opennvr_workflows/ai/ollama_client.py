@@ -24,11 +24,9 @@ import logging
 import ssl
 import time
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
-import ollama
-import pydantic
 from opennvr_app_sdk.agent import (
     ChatResult,
     LLMError,
@@ -38,6 +36,9 @@ from opennvr_app_sdk.agent import (
     LLMUnreachableError,
     ToolCall,
 )
+
+if TYPE_CHECKING:
+    import ollama  # imported where it is used: see .library
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -70,7 +71,10 @@ def async_client(
     host: str, timeout_seconds: float, ssl_context: ssl.SSLContext | None = None
 ) -> ollama.AsyncClient:
     """An ``ollama.AsyncClient`` for ``host``; with ``ssl_context`` it is ``httpx``'s
-    ``verify``, so making the client loads no certificates."""
+    ``verify``, so making the client loads no certificates. On the event loop, await
+    :func:`.library.async_load_ollama` first."""
+    import ollama
+
     if ssl_context is None:
         return ollama.AsyncClient(host=host, timeout=timeout_seconds)
     return ollama.AsyncClient(host=host, timeout=timeout_seconds, verify=ssl_context)
@@ -138,6 +142,8 @@ class OllamaLLMClient:
         format_: dict[str, Any] | None,
         options: dict[str, Any],
     ) -> ollama.ChatResponse:
+        import ollama  # loaded with the client (see .library)
+
         kwargs: dict[str, Any] = {
             "model": self.model,
             "messages": messages,
@@ -212,6 +218,9 @@ def _tool_calls(raw: Any) -> list[ToolCall]:
 
 def _as_llm_error(err: Exception, settings: OllamaSettings) -> LLMError:
     """One transport failure as the SDK's error kinds, with a message worth showing."""
+    import ollama
+    import pydantic
+
     where = f"Ollama at {settings.host} (model {settings.model!r})"
     if isinstance(err, ollama.ResponseError):
         return LLMHTTPError(

@@ -16,9 +16,9 @@ from collections.abc import Iterable
 from typing import Any
 
 import httpx
-import ollama
 from opennvr_app_sdk.agent import Decision, LLMClient, LLMError
 
+from ..ai.library import async_load_ollama
 from .case_model import StepCase
 from .scoring import Check
 
@@ -61,6 +61,9 @@ def default_judge(answer_model: str, available: Iterable[tuple[str, str | None]]
 async def server_models(url: str) -> list[tuple[str, str | None]]:
     """``(name, family)`` for each model the Ollama server at ``url`` has; none when the
     server cannot list them (the rows that opt in then fail, saying there is no judge)."""
+    await async_load_ollama()
+    import ollama
+
     client = ollama.AsyncClient(host=url, timeout=30)
     try:
         listed = await client.list()

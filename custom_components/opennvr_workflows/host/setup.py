@@ -10,6 +10,7 @@ from homeassistant.exceptions import ConfigEntryError, ConfigEntryNotReady
 from homeassistant.helpers import entity_registry as er
 from homeassistant.helpers.event import async_track_time_interval
 
+from ..ai.library import async_load_ollama
 from ..const import DOMAIN, LOGGER
 from ..coordinator import OpenNVRConfigEntry
 from ..engine import StoreError, StoreLockedError
@@ -41,12 +42,17 @@ async def async_setup_workflows(hass: HomeAssistant, entry: OpenNVRConfigEntry) 
             Platform.SELECT, DOMAIN, workflow_unique_id(site_id, workflow_id, "state")
         )
 
+    settings = HostSettings.from_options(entry.options)
+    if settings.ai_enabled:
+        # The model client's library, off the loop, before the host makes its clients
+        # (with the AI off it is never imported: see ai/library.py).
+        await async_load_ollama()
     host = WorkflowHost(
         hass,
         entry.entry_id,
         runtime.client,
         runtime.hub,
-        HostSettings.from_options(entry.options),
+        settings,
         scopes=runtime.info.scopes,
         site_mode=lambda: runtime.site_mode,
         camera_entity=camera_entity,
