@@ -155,20 +155,17 @@ class ActionJudge:
     @classmethod
     def of(cls, hass: HomeAssistant, moving_webhooks: Iterable[str] = ()) -> ActionJudge:
         """Read the registries now (on the event loop)."""
-        services = notify_service_integrations(hass)
-        # The notify component registers this one itself, for the sidebar.
-        services.setdefault("persistent_notification", "persistent_notification")
-        entities = {
-            entry.entity_id: entry.platform
-            for entry in er.async_get(hass).entities.values()
-            if entry.domain == "notify"
-        }
         offered = frozenset(
             f"{domain}.{service}"
             for domain, names in hass.services.async_services().items()
             for service in names
         )
-        return cls(services, entities, offered, frozenset(moving_webhooks))
+        return cls(
+            _notify_services(hass),
+            dict(_NotifyEntities(er.async_get(hass))),
+            offered,
+            frozenset(moving_webhooks),
+        )
 
     @classmethod
     def live(cls, hass: HomeAssistant, moving_webhooks: Iterable[str] = ()) -> ActionJudge:
@@ -178,10 +175,8 @@ class ActionJudge:
         A run's every action step is judged, and :meth:`of` walks every entity of the
         registry and copies every service to do it: with a thousand entities that was the
         costliest part of a run. Only use it on the loop, and do not keep it."""
-        services = notify_service_integrations(hass)
-        services.setdefault("persistent_notification", "persistent_notification")
         return cls(
-            services,
+            _notify_services(hass),
             _NotifyEntities(er.async_get(hass)),
             _Offered(hass),
             frozenset(moving_webhooks),
@@ -256,6 +251,14 @@ class ActionJudge:
         if command := message_command(integration, message, data):
             return Effect(True, integration, f"{what} ({integration}): {command}")
         return Effect(False, integration, f"{what} is {MESSAGING[integration]}")
+
+
+def _notify_services(hass: HomeAssistant) -> dict[str, str]:
+    """Each legacy notify service's integration, read now (a few platforms)."""
+    services = notify_service_integrations(hass)
+    # The notify component registers this one itself, for the sidebar.
+    services.setdefault("persistent_notification", "persistent_notification")
+    return services
 
 
 class _NotifyEntities(Mapping[str, str]):
