@@ -13,14 +13,11 @@ imports it there.
 
 from __future__ import annotations
 
-import asyncio
-import importlib
-import sys
+from ..lazy_imports import async_import
 
 __all__ = ["async_load_ollama"]
 
 
 async def async_load_ollama() -> None:
     """Import ``ollama`` off the event loop (nothing once it is loaded)."""
-    if "ollama" not in sys.modules:
-        await asyncio.get_running_loop().run_in_executor(None, importlib.import_module, "ollama")
+    await async_import("ollama")

@@ -12,10 +12,8 @@ the module), which a home on the websocket alone should not carry.
 from __future__ import annotations
 
 import asyncio
-import importlib
 import logging
 import re
-import sys
 from collections.abc import Callable, Coroutine, Mapping
 from typing import Any, Final
 
@@ -24,6 +22,7 @@ from homeassistant.helpers.aiohttp_client import async_get_clientsession
 from pyopennvr import OpenNVRClient
 
 from ...const import CONF_TRANSPORT, TRANSPORT_MQTT, TRANSPORT_NATS, TRANSPORT_WEBSOCKET
+from ...lazy_imports import async_import
 from ..hub import EventHub
 from .base import (
     DEFAULT_MAX_BACKOFF,
@@ -47,12 +46,8 @@ async def async_load_transport(transport: str) -> None:
     """Import ``transport``'s module, with its client library, in an executor thread (a
     first import reads files from disk); nothing for the websocket, or once it is loaded.
     The builders below then import it again for free."""
-    name = _MODULES.get(transport)
-    if name is None or f"{__package__}.{name}" in sys.modules:
-        return
-    await asyncio.get_running_loop().run_in_executor(
-        None, importlib.import_module, f"{__package__}.{name}"
-    )
+    if (name := _MODULES.get(transport)) is not None:
+        await async_import(f"{__package__}.{name}")
 
 
 async def async_build_sources(
