@@ -52,7 +52,7 @@ import sqlite3
 import sys
 import time
 import tracemalloc
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterable
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Final
@@ -182,23 +182,15 @@ def database_path(config_dir: Path) -> Path:
 
 #: The components the integration's manifest declares as ``dependencies``.
 DEPENDENCIES: Final[list[str]] = MANIFEST["dependencies"]
-
-
-async def set_up_dependencies(hass: HomeAssistant) -> None:
-    """Set up what the manifest declares as ``dependencies``, as Home Assistant does before
-    the integration's own setup (``http`` is up already, on its loopback port)."""
-    for domain in DEPENDENCIES:
-        if not await async_setup_component(hass, domain, {}):
-            raise RuntimeError(f"Home Assistant's {domain} did not set up")
-
-
 #: Home Assistant's integration behind the entry's AI Task entity (it sets up its own
 #: dependencies first).
 AI_TASK_STACK: Final = ("ai_task",)
 
 
-async def set_up_components(hass: HomeAssistant, domains: tuple[str, ...]) -> None:
-    """Set ``domains`` up as Home Assistant does for an integration that needs them."""
+async def set_up_components(hass: HomeAssistant, domains: Iterable[str]) -> None:
+    """Set ``domains`` up as Home Assistant does before an integration that needs them:
+    what the manifest declares as ``dependencies`` (``http`` is up already, on its loopback
+    port), or the AI Task stack."""
     for domain in domains:
         if not await async_setup_component(hass, domain, {}):
             raise RuntimeError(f"Home Assistant's {domain} did not set up")
@@ -483,7 +475,7 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
     # What the integration's manifest declares as dependencies Home Assistant sets up before
     # it in every install (the frontend, without which no config flow can add it): Home
     # Assistant's own cost, counted in ``before`` rather than as the integration's.
-    await set_up_dependencies(hass)
+    await set_up_components(hass, DEPENDENCIES)
     await hass.async_block_till_done()
     await asyncio.sleep(0.5)
     before = snapshot()
