@@ -15,14 +15,12 @@ all.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.fresh_python import run_fresh
+
 #: Top-level package -> what alone should bring it in (a transport's name, or the AI).
 ONLY_WITH = {"nats": "nats", "paho": "mqtt", "ollama": "ai", "pydantic": "ai"}
 
@@ -51,16 +49,7 @@ _SCRIPT = textwrap.dedent(
 
 
 def _load(feature: str = "") -> dict[str, list[str]]:
-    done = subprocess.run(
-        [sys.executable, "-c", _SCRIPT, json.dumps(sorted(ONLY_WITH)), feature],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+    return run_fresh(_SCRIPT, json.dumps(sorted(ONLY_WITH)), feature)
 
 
 def test_loading_the_integration_brings_no_transport_or_model_library() -> None:

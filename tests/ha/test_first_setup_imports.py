@@ -20,14 +20,9 @@ Home Assistant in a child process, with the detector on:
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.fresh_python import ROOT, run_fresh
 
 CHILD = """
 import asyncio, json, logging, sys, tempfile
@@ -72,17 +67,7 @@ asyncio.run(main(sys.argv[1]), loop_factory=lambda: runner.create_event_loop(deb
 
 
 def run_child(mode: str) -> dict[str, object]:
-    script = CHILD.format(root=str(ROOT), scripts=str(ROOT / "scripts"))
-    done = subprocess.run(
-        [sys.executable, "-c", script, mode],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=ROOT,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+    return run_fresh(CHILD.format(root=str(ROOT), scripts=str(ROOT / "scripts")), mode)
 
 
 @pytest.mark.parametrize(
