@@ -115,9 +115,12 @@ class RunDriver:
 
     def _driven(self, run: ActiveRun, task: asyncio.Task[None]) -> None:
         """A run's task ended (done, waiting, failed or cancelled): its slot goes to the
-        next in turn (unless it gave it back already, or the run has a new task)."""
+        next in turn (unless it gave it back already, or the run has a new task), and the
+        run lets go of the finished task (a run that waits would otherwise hold it, with
+        its result and name, as long as it waits)."""
         if run.task is task:
             self._held.pop(run.run_id, None)
+            run.task = None
         self._next()
 
     def _next(self) -> None:

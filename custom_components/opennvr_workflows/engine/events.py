@@ -10,6 +10,7 @@ workflows be cut by reading one tuple (``chain``) instead of every payload.
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -40,6 +41,7 @@ KNOWN_KINDS: Final = frozenset(
 _NOT_NAME: Final = re.compile(r"[^0-9a-z]+")
 
 _EMPTY: Final[Mapping[str, Any]] = MappingProxyType({})
+_NO_LABELS: Final[frozenset[str]] = frozenset()
 
 #: How a host found that a start by name carries AI output (``NvrEvent.ai_origin``):
 #: ``lineage``: what started it descends from AI output (an automation set off by a
@@ -162,28 +164,42 @@ class NvrEvent:
 
     @classmethod
     def from_summary(cls, data: Mapping[str, Any]) -> NvrEvent:
-        """Rebuild an event from :meth:`summary` (used when a run resumes)."""
+        """Rebuild an event from :meth:`summary` (used when a run resumes).
+
+        The words a site repeats on every event (its kinds, sources, types, cameras, apps,
+        severities) are interned and an event without labels or payload shares the empty
+        ones, as the events a source builds do: a thousand runs restored waiting then hold
+        one copy of each, not a thousand."""
+        labels = data.get("labels")
+        payload = data.get("payload")
         return cls(
-            kind=str(data["kind"]),
-            source=data.get("source", "engine"),
+            kind=word(str(data["kind"])),
+            source=word(data.get("source", "engine")),
             time=datetime.fromisoformat(str(data["time"])),
-            type=data.get("type"),
-            camera_id=data.get("camera_id"),
-            camera_role=data.get("camera_role"),
+            type=word(data.get("type")),
+            camera_id=word(data.get("camera_id")),
+            camera_role=word(data.get("camera_role")),
             alert_id=data.get("alert_id"),
-            app=data.get("app"),
-            severity=data.get("severity"),
+            app=word(data.get("app")),
+            severity=word(data.get("severity")),
             title=data.get("title"),
-            labels=frozenset(data.get("labels", ())),
+            labels=frozenset(map(word, labels)) if labels else _NO_LABELS,
             plate=data.get("plate"),
             track_id=data.get("track_id"),
             correlation_id=data.get("correlation_id"),
             chain=tuple(data.get("chain", ())),
-            payload=MappingProxyType(dict(data.get("payload", {}))),
+            payload=MappingProxyType(dict(payload)) if payload else _EMPTY,
             ai_derived=data.get("ai_derived") is True,
             supplied_by=_text_or_none(data.get("supplied_by")),
             ai_origin=_text_or_none(data.get("ai_origin")),
         )
+
+
+def word[T](value: T) -> T:
+    """``value`` interned when it is a string, else as it is: for the words a site and its
+    workflows repeat on every run (kinds, statuses, paths, ids of workflows and cameras), so
+    that what is rebuilt from the file shares one copy of each, as what is made live does."""
+    return sys.intern(value) if type(value) is str else value  # type: ignore[return-value]
 
 
 def _text_or_none(value: Any) -> str | None:

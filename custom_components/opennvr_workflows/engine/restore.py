@@ -19,7 +19,7 @@ from typing import Any
 from ..workflow import model
 from .admission import DELIVERED_WINDOW_S, REDELIVERING
 from .catalog import Catalog
-from .events import NvrEvent
+from .events import NvrEvent, word
 from .limits import TEST_KEY
 from .ports import SiteClock
 from .records import ActiveRun, ApprovalRecord, StepRecord
@@ -142,14 +142,14 @@ def restore_approvals(loaded: Loaded, into: dict[str, ApprovalRecord]) -> None:
         approval = ApprovalRecord(
             approval_id=row[0],
             run_id=row[1],
-            step_path=row[2],
-            workflow_id=row[3],
-            who=tuple(json.loads(row[4])),
+            step_path=word(row[2]),
+            workflow_id=word(row[3]),
+            who=tuple(map(word, json.loads(row[4]))),
             message=row[5],
-            replies=tuple(json.loads(row[6])),
-            default=row[7],
-            camera_id=row[8],
-            status=row[9],
+            replies=tuple(map(word, json.loads(row[6]))),
+            default=word(row[7]),
+            camera_id=word(row[8]),
+            status=word(row[9]),
             reply=row[10],
             answered_by=row[11],
             asked=bool(row[12]),
@@ -187,6 +187,7 @@ def restore_runs(
         if str(key).startswith("trial:"):
             _end_trial(store, clock, run_id)
             continue
+        workflow_id, version, status = word(workflow_id), word(version), word(status)
         if test and not str(key).startswith(TEST_KEY):
             key = TEST_KEY + key  # stored before Test runs had limits of their own
         workflow = workflows.get((workflow_id, version))
@@ -268,10 +269,10 @@ def _steps_by_run(rows: Iterable[tuple[Any, ...]]) -> dict[str, dict[str, StepRe
     steps: dict[str, dict[str, StepRecord]] = {}
     for row in rows:
         rec = StepRecord(
-            path=row[1],
+            path=word(row[1]),
             seq=row[2],
-            kind=row[3],
-            status=row[4],
+            kind=word(row[3]),
+            status=word(row[4]),
             inputs=_loads(row[5]),
             result=_loads(row[6]),
             outcome=row[7],
