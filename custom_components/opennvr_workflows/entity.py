@@ -22,20 +22,25 @@ from collections.abc import Callable, Iterable
 from typing import ClassVar, Final
 
 from homeassistant.core import HomeAssistant, callback
+from homeassistant.helpers import device_registry as dr
 from homeassistant.helpers import entity_registry as er
 from homeassistant.helpers.debounce import Debouncer
 from homeassistant.helpers.device_registry import DeviceInfo
 from homeassistant.helpers.entity import Entity
-from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
+from homeassistant.helpers.entity_platform import (
+    AddConfigEntryEntitiesCallback,
+    async_get_current_platform,
+)
 from homeassistant.helpers.update_coordinator import CoordinatorEntity
 from pyopennvr import Camera
 
+from .const import DOMAIN
 from .coordinator import CameraCoordinator, OpenNVRConfigEntry
 from .devices import MODEL_DEVICE, camera_device_info, model_device_info, site_device_info
 from .engine import EngineUpdate, WorkflowStatus
 from .host.ids import workflow_unique_id
 from .host.workflows import WorkflowHost
-from .workflow import Workflow
+from .workflow import Workflow, ai_steps
 from .workflow_views import FILES_CHANGED, WorkflowViews
 
 _LOGGER = logging.getLogger(__name__)
@@ -184,12 +189,14 @@ def add_workflow_entities(
 
     The entities of a file that went away leave with its device (see
     :class:`~.workflow_views.WorkflowViews`); an entity a loaded workflow no longer has
-    (a "Run now" button once the trigger is not a button) is removed here. A file that
-    does not load keeps the entities it had, unavailable, so an edit with a typo does not
-    lose their history."""
+    (a "Run now" button once the trigger is not a button, the picture and accuracy once it
+    has no AI step) is removed here, also one registered before a restart and edited away
+    while Home Assistant was stopped. A file that does not load keeps the entities it had,
+    unavailable, so an edit with a typo does not lose their history."""
     views = workflow_views(hass, entry)
     if views is None:
         return
+    domain = async_get_current_platform().domain
     added: dict[str, dict[str, WorkflowEntity]] = {}
 
     @callback
@@ -206,14 +213,39 @@ def add_workflow_entities(
             if views.workflow(workflow_id) is None:
                 continue
             for uid in set(have) - set(wanted):
-                entity = have.pop(uid)
-                if entity.entity_id:
-                    er.async_get(hass).async_remove(entity.entity_id)
+                del have[uid]
+            _remove_unwanted(hass, domain, views.device_info(workflow_id), set(wanted))
         if new:
             async_add_entities(new)
 
     _sync()
     entry.async_on_unload(views.on_files_changed(_sync))
+
+
+def _remove_unwanted(
+    hass: HomeAssistant, domain: str, device: DeviceInfo, wanted: set[str]
+) -> None:
+    """Remove the registered ``domain`` entities of a workflow's device that it no longer has."""
+    found = dr.async_get(hass).async_get_device(identifiers=device.get("identifiers"))
+    if found is None:
+        return
+    registry = er.async_get(hass)
+    for registered in er.async_entries_for_device(
+        registry, found.id, include_disabled_entities=True
+    ):
+        if (
+            registered.domain == domain
+            and registered.platform == DOMAIN
+            and registered.unique_id not in wanted
+        ):
+            registry.async_remove(registered.entity_id)
+
+
+def has_ai_steps(views: WorkflowViews, workflow_id: str) -> bool:
+    """Whether the workflow, as loaded, has an AI step: only then has it an evidence picture
+    and an accuracy (a rule-only workflow never has either, so it gets neither entity)."""
+    workflow = views.workflow(workflow_id)
+    return workflow is not None and bool(ai_steps(workflow))
 
 
 class WorkflowEntity(OpenNVREntity):

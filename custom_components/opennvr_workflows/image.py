@@ -1,5 +1,6 @@
 """The last picture an AI step of each workflow looked at: what the model saw when it
-decided, so a person can check a decision against its evidence."""
+decided, so a person can check a decision against its evidence (only a workflow with an AI
+step has one)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from homeassistant.helpers.entity_platform import AddConfigEntryEntitiesCallback
 
 from .coordinator import OpenNVRConfigEntry
 from .engine import EngineUpdate
-from .entity import WorkflowEntity, add_workflow_entities
+from .entity import WorkflowEntity, add_workflow_entities, has_ai_steps
 from .host.model.port import Evidence
 from .workflow_views import WorkflowViews
 
@@ -26,7 +27,10 @@ async def async_setup_entry(
     async_add_entities: AddConfigEntryEntitiesCallback,
 ) -> None:
     add_workflow_entities(
-        hass, entry, async_add_entities, lambda views, wid: [WorkflowEvidenceImage(views, wid)]
+        hass,
+        entry,
+        async_add_entities,
+        lambda views, wid: [WorkflowEvidenceImage(views, wid)] if has_ai_steps(views, wid) else [],
     )
 
 

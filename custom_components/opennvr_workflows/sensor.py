@@ -46,6 +46,7 @@ from .entity import (
     OpenNVRSiteEntity,
     WorkflowEntity,
     add_workflow_entities,
+    has_ai_steps,
 )
 from .evaluation.per_workflow import WorkflowFigures
 from .host.approvals.desk import ApprovalDesk
@@ -333,7 +334,7 @@ async def async_setup_entry(
         lambda views, wid: [
             LastOutcomeSensor(views, wid),
             RunsTodaySensor(views, wid),
-            AccuracySensor(entry, views, wid),
+            *([AccuracySensor(entry, views, wid)] if has_ai_steps(views, wid) else []),
         ],
     )
 

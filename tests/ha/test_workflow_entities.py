@@ -75,6 +75,18 @@ then:
   - home_assistant: { action: light.turn_on, target: { entity_id: light.porch } }
 """
 
+#: The front door's workflow with its AI step taken out: a rule only.
+DOOR_RULE_ONLY = """\
+contract: workflow.v1
+name: Visitor at the front door
+state: test
+limits: { cooldown: 0s, per_hour: 100 }
+when:
+  alert: { alert_type: person, cameras: [front_door] }
+then:
+  - notify: { who: role:household, title: Front door, message: "Somebody at the door" }
+"""
+
 GUEST_CHECK = """\
 contract: workflow.v1
 name: Guest check
@@ -88,13 +100,13 @@ then:
 """
 
 #: Every workflow's entities by platform and unique id key (the button only where the
-#: trigger is a button).
+#: trigger is a button), and those only a workflow with an AI step has.
 KEYS = {
     "select": "state",
     "binary_sensor": "problem",
-    "image": "evidence",
 }
-SENSOR_KEYS = ("last_outcome", "runs_today", "accuracy")
+SENSOR_KEYS = ("last_outcome", "runs_today")
+AI_KEYS = (("image", "evidence"), ("sensor", "accuracy"))
 
 
 @pytest.fixture
@@ -134,6 +146,13 @@ def entity(hass: HomeAssistant, platform: str, workflow_id: str, key: str) -> st
     )
     assert found is not None, f"no {platform} {key} for workflow {workflow_id}"
     return found
+
+
+def registered(hass: HomeAssistant, platform: str, workflow_id: str, key: str) -> bool:
+    site_id = hass.config_entries.async_entries(DOMAIN)[0].unique_id
+    assert site_id is not None
+    unique_id = workflow_unique_id(site_id, workflow_id, key)
+    return er.async_get(hass).async_get_entity_id(platform, DOMAIN, unique_id) is not None
 
 
 def state_of(hass: HomeAssistant, platform: str, workflow_id: str, key: str) -> Any:
@@ -212,9 +231,16 @@ async def test_each_workflow_file_gets_a_device_under_the_site(
             assert device.name == loaded.declared_name, workflow_id
             assert device.name != workflow_id
         for platform, key in [*KEYS.items(), *(("sensor", k) for k in SENSOR_KEYS)]:
-            registered = er.async_get(hass).async_get(entity(hass, platform, workflow_id, key))
-            assert registered is not None
-            assert registered.device_id == device.id, (workflow_id, key)
+            found = er.async_get(hass).async_get(entity(hass, platform, workflow_id, key))
+            assert found is not None
+            assert found.device_id == device.id, (workflow_id, key)
+        # The picture and the accuracy only for a loaded workflow with an AI step: a
+        # rule-only workflow never has either (nor, yet, a file that does not load).
+        with_ai = loaded.workflow is not None and any(
+            isinstance(step, AIStep) for _, step in walk_steps(loaded.workflow)
+        )
+        for platform, key in AI_KEYS:
+            assert registered(hass, platform, workflow_id, key) == with_ai, (workflow_id, key)
         problem = state_of(hass, "binary_sensor", workflow_id, "problem")
         select_state = state_of(hass, "select", workflow_id, "state")
         if loaded.workflow is None:
@@ -495,8 +521,9 @@ async def test_entities_follow_the_folder_on_reload(
     assert door_device is not None
     assert door_device.name == "Visitor at the front door"
     door_entities = er.async_entries_for_device(registry, door_device.id)
-    assert len(door_entities) == len(KEYS) + len(SENSOR_KEYS)
+    assert len(door_entities) == len(KEYS) + len(SENSOR_KEYS) + len(AI_KEYS)
     assert state_of(hass, "select", "door", "state").state == "test"
+    assert not any(registered(hass, platform, "porch", key) for platform, key in AI_KEYS)
 
     # A renamed workflow renames its device; a trigger that is no longer a button loses
     # its "Run now" button; a typo leaves the entities there, unavailable, with the reason.
@@ -523,6 +550,18 @@ async def test_entities_follow_the_folder_on_reload(
     assert state_of(hass, "binary_sensor", "door", "problem").state == STATE_ON
     assert devices.async_get(door_device.id).name == "Caller at the front door"
 
+    # Its AI step edited away: its picture and accuracy go, and come back with the step.
+    write_workflow(hass, "door", DOOR_RULE_ONLY)
+    await host.async_reload()
+    await hass.async_block_till_done()
+    assert host.files["door"].workflow is not None, host.files["door"].report.problems
+    assert not any(registered(hass, platform, "door", key) for platform, key in AI_KEYS)
+    assert state_of(hass, "select", "door", "state").state == "test"
+    write_workflow(hass, "door", DOOR_LOOK.format(state="test"))
+    await host.async_reload()
+    await hass.async_block_till_done()
+    assert all(registered(hass, platform, "door", key) for platform, key in AI_KEYS)
+
     # A file removed: its device and entities go.
     select_id = entity(hass, "select", "door", "state")
     Path(hass.config.path(WORKFLOW_FOLDER, "door.yaml")).unlink()
@@ -539,6 +578,28 @@ async def test_entities_follow_the_folder_on_reload(
     await host.async_reload()
     await hass.async_block_till_done()
     assert state_of(hass, "select", "door", "state").state == "test"
+
+
+async def test_an_ai_step_edited_away_while_stopped_leaves_no_stale_entities(
+    hass: HomeAssistant, config_entry: MockConfigEntry
+) -> None:
+    """The picture and accuracy registered before a restart go when the workflow comes back
+    without its AI step: not left behind as entities the integration no longer provides."""
+    only(hass, door=DOOR_LOOK.format(state="test"))
+    await set_up(hass, config_entry)
+    picture = entity(hass, "image", "door", "evidence")
+    accuracy = entity(hass, "sensor", "door", "accuracy")
+    assert await hass.config_entries.async_unload(config_entry.entry_id)
+    await hass.async_block_till_done()
+    registry = er.async_get(hass)
+    assert registry.async_get(picture) is not None, "kept while the entry is unloaded"
+    write_workflow(hass, "door", DOOR_RULE_ONLY)
+    await set_up(hass, config_entry)
+    assert registry.async_get(picture) is None
+    assert registry.async_get(accuracy) is None
+    assert hass.states.get(picture) is None
+    assert state_of(hass, "select", "door", "state").state == "test"
+    assert registered(hass, "sensor", "door", "runs_today")
 
 
 async def test_a_burst_of_runs_writes_little_and_only_its_own_workflow(
@@ -574,10 +635,10 @@ async def test_a_burst_of_runs_writes_little_and_only_its_own_workflow(
     others = {
         entity(hass, "select", "porch", "state"),
         entity(hass, "binary_sensor", "porch", "problem"),
-        entity(hass, "sensor", "porch", "accuracy"),
-        entity(hass, "image", "porch", "evidence"),
     }
     assert not others & set(written)
+    # A rule-only workflow has no picture and no accuracy to write.
+    assert not any(registered(hass, platform, "porch", key) for platform, key in AI_KEYS)
     devices = dr.async_get(hass)
     site_id = config_entry.runtime_data.info.site_id
     for workflow_id in ("guests", "door"):
@@ -588,7 +649,9 @@ async def test_a_burst_of_runs_writes_little_and_only_its_own_workflow(
         untouched = {
             e.entity_id for e in er.async_entries_for_device(er.async_get(hass), device.id)
         }
-        assert len(untouched) == len(KEYS) + len(SENSOR_KEYS) + (workflow_id == "guests")
+        expected = len(KEYS) + len(SENSOR_KEYS)
+        expected += 1 if workflow_id == "guests" else len(AI_KEYS)  # its button; its AI's
+        assert len(untouched) == expected
         assert not untouched & set(written)
 
 

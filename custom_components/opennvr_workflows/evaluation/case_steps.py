@@ -13,10 +13,10 @@ from dataclasses import replace
 from typing import Any
 
 from ..workflow import (
+    ai_steps,
     load_template,
     template_names,
     validate_data,
-    walk_steps,
 )
 from ..workflow.model import AIStep, InvestigateSpec
 from ..workflow.parse import parse_step
@@ -43,7 +43,7 @@ def template_ai_steps(name: str) -> list[tuple[str, AIStep]]:
             "$.step.template",
         )
     workflow = load_template(name)
-    return [(path, step) for path, step in walk_steps(workflow) if isinstance(step, AIStep)]
+    return ai_steps(workflow)
 
 
 def resolve_step(data: Mapping[str, Any]) -> tuple[AIStep, str, str | None]:

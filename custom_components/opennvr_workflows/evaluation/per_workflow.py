@@ -19,8 +19,8 @@ from typing import Any
 
 from ..ai import Hardware, OllamaLLMClient
 from ..engine.versions import step_hash
-from ..workflow import Workflow, walk_steps
-from ..workflow.model import AIStep, InvestigateSpec
+from ..workflow import Workflow, ai_steps
+from ..workflow.model import InvestigateSpec
 from .case_model import StepCase
 from .gate import GATE_THRESHOLD, GateResult, gate_result, score_cases
 from .metrics import summarize
@@ -51,7 +51,7 @@ class WorkflowUnderTest:
 
 
 def under_test(workflow_id: str, workflow: Workflow) -> WorkflowUnderTest:
-    steps = [s for _, s in walk_steps(workflow) if isinstance(s, AIStep)]
+    steps = [step for _, step in ai_steps(workflow)]
     return WorkflowUnderTest(
         workflow_id=workflow_id,
         name=workflow.name,

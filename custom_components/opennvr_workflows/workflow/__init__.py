@@ -31,7 +31,8 @@ The contract itself
 Reading a model
     The frozen dataclasses of :mod:`.model` (``Workflow``, ``AIStep``, ``ActionStep``, ...);
     import them from ``custom_components.opennvr_workflows.workflow.model``.
-    ``walk_steps(workflow)``: every step with its JSON path, in file order.
+    ``walk_steps(workflow)``: every step with its JSON path, in file order (``ai_steps``:
+    only the AI steps).
     ``is_actuator(step)``: whether an action step moves things.
     ``action_key(step)``: an action step's kind (``"alert"``, ``"home_assistant"``, ...).
     :mod:`.vocabulary`: the tool names, allow-lists and caps the rules use.
@@ -54,7 +55,7 @@ from .site import SiteProfile
 from .template_library import load_template, template_names, template_text
 from .validate import load_workflow, validate_data, validate_text, validate_workflow
 from .vocabulary import is_actuator
-from .walk import walk_steps
+from .walk import ai_steps, walk_steps
 
 __all__ = [
     "CODES",
@@ -67,6 +68,7 @@ __all__ = [
     "Workflow",
     "WorkflowInvalid",
     "action_key",
+    "ai_steps",
     "dump_workflow",
     "format_duration",
     "is_actuator",

@@ -27,7 +27,7 @@ from .model import (
 )
 from .paths import PathPart, format_path
 
-__all__ = ["camera_roles_in", "step_paths", "walk_steps"]
+__all__ = ["ai_steps", "camera_roles_in", "step_paths", "walk_steps"]
 
 
 def _outcome_key(step: Step, outcome: str) -> str:
@@ -62,6 +62,13 @@ def walk_steps(workflow: Workflow) -> Iterator[tuple[str, Step]]:
         yield format_path(parts), step
     for parts, step in step_paths(workflow.always, ("always",)):
         yield format_path(parts), step
+
+
+def ai_steps(workflow: Workflow) -> list[tuple[str, AIStep]]:
+    """``(JSON path, step)`` for every AI step (Look or Investigate), in file order: what a
+    workflow's accuracy, its evidence pictures and its cases are about (a workflow without
+    one has none of them)."""
+    return [(path, step) for path, step in walk_steps(workflow) if isinstance(step, AIStep)]
 
 
 def camera_roles_in(workflow: Workflow) -> tuple[str, ...]:

@@ -18,8 +18,7 @@ from typing import Any, Final
 
 from ...engine import Accuracy
 from ...engine.versions import step_hash
-from ...workflow import Workflow, walk_steps
-from ...workflow.model import AIStep
+from ...workflow import Workflow, ai_steps
 
 #: Run statuses after which a run has an outcome.
 ENDED: Final = frozenset({"done", "failed", "cancelled"})
@@ -130,7 +129,7 @@ def workflow_accuracy(
 ) -> WorkflowAccuracy | None:
     """The weakest marked AI step of this version of the workflow (lowest Wilson bound);
     None while none of its AI steps has a mark."""
-    current = {step_hash(step) for _, step in walk_steps(workflow) if isinstance(step, AIStep)}
+    current = {step_hash(step) for _, step in ai_steps(workflow)}
     marked = [
         (key, acc)
         for key, acc in records.items()
