@@ -16,13 +16,13 @@ Modes (the parent passes the sites' addresses; the last line printed is one JSON
 * ``measure``: a fresh Home Assistant, its resident memory (RSS) and Python's allocated blocks
   with Home Assistant's core up (``core``), then with what the integration's manifest declares
   as dependencies set up too (``before``: Home Assistant sets them up before the integration in
-  every install), then with Home Assistant's AI Task integration set up (``ai_task``: the
-  entry's AI Task entity has Home Assistant set it up, with the conversation, intent, llm and
-  media_source integrations it depends on; shown apart, counted in the goal's figure), after the
-  integration's import, and after the entry's setup (restoring the 1,000 waiting runs, over a
-  database holding a 100,000-decision history index); the setup's time, the longest the loop
-  went without running a 5 ms ticker during it (the slow-callback figure), what HA's
-  blocking-call detector reported; then 1,000 more waiting runs under ``tracemalloc`` (the
+  every install), then with each of Home Assistant's own components the entry brings set up in
+  turn (:data:`HA_STAGES`: the camera component, what ``default_config`` sets up of the AI
+  Task stack, then ``ai_task`` itself; each shown apart, counted in the goal's whole figure),
+  after the integration's import, and after the entry's setup (restoring the 1,000 waiting
+  runs, over a database holding a 100,000-decision history index); the setup's time, the
+  longest the loop went without running a 5 ms ticker during it (the slow-callback figure),
+  what HA's blocking-call detector reported; then 1,000 more waiting runs under ``tracemalloc`` (the
   growth per 1,000 waiting runs); then the prepared ``wait`` runs end and each notifies exactly
   once, and no prepared question is asked again (no run lost or repeated). With
   ``BENCH_TRACE=1`` every Python allocation is traced from before the import (its bookkeeping
@@ -182,15 +182,28 @@ def database_path(config_dir: Path) -> Path:
 
 #: The components the integration's manifest declares as ``dependencies``.
 DEPENDENCIES: Final[list[str]] = MANIFEST["dependencies"]
-#: Home Assistant's integration behind the entry's AI Task entity (it sets up its own
-#: dependencies first).
-AI_TASK_STACK: Final = ("ai_task",)
+#: Home Assistant's own components the entry brings, set up in this order before the
+#: integration's import and each measured apart (RSS after it less before it): their cost is
+#: Home Assistant's, the same for any integration that needs them.
+#:
+#: * ``camera``: the component behind the entry's camera entities (it imports numpy, through
+#:   PyTurboJPEG, and httpx); the issue's own baseline ("from about 135 MB (the camera
+#:   component)"), and ``default_config`` sets it up through ``go2rtc``.
+#: * ``default_share``: what ``default_config`` (the configuration every install made by
+#:   onboarding starts with) sets up of the AI Task stack: ``conversation`` (with the
+#:   ``intent`` and ``llm`` it depends on) and ``media_source``.
+#: * ``ai_task``: Home Assistant's integration behind the entry's AI Task entity (AI on).
+HA_STAGES: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
+    ("camera", ("camera",)),
+    ("default_share", ("conversation", "media_source")),
+    ("ai_task", ("ai_task",)),
+)
 
 
 async def set_up_components(hass: HomeAssistant, domains: Iterable[str]) -> None:
     """Set ``domains`` up as Home Assistant does before an integration that needs them:
     what the manifest declares as ``dependencies`` (``http`` is up already, on its loopback
-    port), or the AI Task stack."""
+    port), or one of :data:`HA_STAGES`."""
     for domain in domains:
         if not await async_setup_component(hass, domain, {}):
             raise RuntimeError(f"Home Assistant's {domain} did not set up")
@@ -479,15 +492,13 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
     await hass.async_block_till_done()
     await asyncio.sleep(0.5)
     before = snapshot()
-    # Home Assistant's AI Task integration, which the entry's AI Task entity (AI on) makes
-    # Home Assistant set up with its own dependencies (conversation, intent, llm,
-    # media_source): measured apart, as Home Assistant's cost of an AI Task entity, the
-    # same for every integration that offers one. Counted in the figure the goal is read
-    # on all the same (``after`` less ``before``).
-    await set_up_components(hass, AI_TASK_STACK)
-    await hass.async_block_till_done()
-    await asyncio.sleep(0.5)
-    ai_task = snapshot()
+    # Home Assistant's own components the entry brings (HA_STAGES), each measured apart.
+    stages: list[dict[str, Any]] = []
+    for name, domains in HA_STAGES:
+        await set_up_components(hass, domains)
+        await hass.async_block_till_done()
+        await asyncio.sleep(0.5)
+        stages.append({"name": name, "domains": list(domains), **snapshot()})
     # BENCH_TRACE=1: every Python allocation traced from before the import, to say where
     # the memory goes (by file, by package); its own bookkeeping swells the RSS figures.
     trace = bool(os.environ.get("BENCH_TRACE"))
@@ -589,8 +600,7 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
         "dependencies": DEPENDENCIES,
         "not_installed": list(HIDDEN),
         "before": before,
-        "ai_task_stack": list(AI_TASK_STACK),
-        "ai_task": ai_task,
+        "ha_stages": stages,
         "imported": imported,
         "after_setup": after,
         "import_s": round(import_s, 2),
