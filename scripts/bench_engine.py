@@ -55,6 +55,7 @@ import pstats
 import shutil
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
@@ -117,24 +118,75 @@ def load_avg() -> tuple[float, float, float]:
 
 @dataclass
 class Span:
-    """Wall and CPU seconds of one measurement, and the load average at its end."""
+    """Wall and CPU seconds of one measurement, and the load average at its end; where the
+    wall time went: the seconds the event loop's thread waited in its selector with nothing
+    to run, and the CPU seconds of each thread by name (Linux; empty elsewhere)."""
 
     wall_s: float = 0.0
     cpu_s: float = 0.0
     load: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    loop_idle_s: float = 0.0
+    threads_cpu_s: dict[str, float] = field(default_factory=dict)
+
+
+def threads_cpu() -> dict[int, tuple[str, float]]:
+    """Each live thread's name and CPU seconds so far, by native id (``/proc``; Linux)."""
+    names = {t.native_id: t.name for t in threading.enumerate() if t.native_id is not None}
+    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    out: dict[int, tuple[str, float]] = {}
+    for tid, name in names.items():
+        try:
+            with open(f"/proc/self/task/{tid}/stat", encoding="ascii") as stat:
+                fields = stat.read().rpartition(")")[2].split()
+        except OSError:
+            continue
+        out[tid] = (name, (int(fields[11]) + int(fields[12])) / tick)
+    return out
+
+
+@contextmanager
+def loop_idle_counted(span: Span) -> Iterator[None]:
+    """Add to ``span.loop_idle_s`` the time the running loop's selector waits (if any)."""
+    try:
+        selector = asyncio.get_running_loop()._selector  # type: ignore[attr-defined]
+    except (RuntimeError, AttributeError):
+        yield
+        return
+    select, own = selector.select, vars(selector).get("select")
+
+    def counted(timeout: float | None = None) -> Any:
+        started = time.perf_counter()
+        try:
+            return select(timeout)
+        finally:
+            span.loop_idle_s += time.perf_counter() - started
+
+    selector.select = counted
+    try:
+        yield
+    finally:
+        if own is None:
+            del selector.select  # the class's method is back
+        else:
+            selector.select = own  # an enclosing span's counter
 
 
 @contextmanager
 def measured() -> Iterator[Span]:
     span = Span()
     gc.collect()
+    threads = threads_cpu()
     wall, cpu = time.perf_counter(), time.process_time()
     try:
-        yield span
+        with loop_idle_counted(span):
+            yield span
     finally:
         span.wall_s = time.perf_counter() - wall
         span.cpu_s = time.process_time() - cpu
         span.load = load_avg()
+        for tid, (name, seconds) in threads_cpu().items():
+            used = seconds - threads.get(tid, (name, 0.0))[1]
+            span.threads_cpu_s[name] = round(span.threads_cpu_s.get(name, 0.0) + used, 3)
 
 
 @dataclass
@@ -151,6 +203,8 @@ class Report:
             self.result[f"{key}__wall_s"] = round(span.wall_s, 3)
             self.result[f"{key}__cpu_s"] = round(span.cpu_s, 3)
             self.result[f"{key}__load"] = span.load
+            self.result[f"{key}__loop_idle_s"] = round(span.loop_idle_s, 3)
+            self.result[f"{key}__threads_cpu_s"] = span.threads_cpu_s
 
     def ratio(self, key: str, label: str, ours: str, theirs: str, target: str = "") -> None:
         a, b = self.result.get(ours), self.result.get(theirs)

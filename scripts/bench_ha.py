@@ -1084,6 +1084,11 @@ async def flood_length_part(report: Report) -> None:
             ">= 2",
             where,
         )
+        report.row(
+            "  engine: loop waiting on the store (% of the flood); loop / store CPU per run (us)",
+            f"{row['engine_loop_idle_pct']} %; "
+            f"{row['engine_loop_cpu_us_per_run']} / {row['engine_store_cpu_us_per_run']}",
+        )
     report.row(
         "engine CPU per run, 10,000 / 1,000 floods",
         got["engine_ratio_10000_1000"],

@@ -192,7 +192,8 @@ def add_workflow_entities(
     (a "Run now" button once the trigger is not a button, the picture and accuracy once it
     has no AI step) is removed here, also one registered before a restart and edited away
     while Home Assistant was stopped. A file that does not load keeps the entities it had,
-    unavailable, so an edit with a typo does not lose their history."""
+    unavailable, so an edit with a typo does not lose their history. A platform calls this
+    once: its ``factory`` names every entity of that platform a workflow's device has."""
     views = workflow_views(hass, entry)
     if views is None:
         return
