@@ -243,9 +243,12 @@ def _remove_unwanted(
 
 
 def has_ai_steps(views: WorkflowViews, workflow_id: str) -> bool:
-    """Whether the workflow, as loaded, has an AI step: only then has it an evidence picture
-    and an accuracy (a rule-only workflow never has either, so it gets neither entity)."""
-    workflow = views.workflow(workflow_id)
+    """Whether the workflow has an AI step: only then has it an evidence picture and an
+    accuracy (a rule-only workflow never has either, so it gets neither entity). A file this
+    site cannot run yet is read as it describes itself; one that does not validate anywhere
+    gets neither (it keeps those it had, see :func:`add_workflow_entities`)."""
+    loaded = views.file(workflow_id)
+    workflow = loaded.described if loaded is not None else None
     return workflow is not None and bool(ai_steps(workflow))
 
 

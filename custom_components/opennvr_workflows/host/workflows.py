@@ -70,10 +70,21 @@ class WorkflowFile:
     #: the executor (:func:`read_declared_name`): every entity of the workflow asks for it
     #: while it is set up, on the event loop.
     declared: str | None = None
+    #: What a file this site cannot run (a camera role or a skill missing) describes,
+    #: validated without the site, with the file in the executor; None when it loaded, or
+    #: when it does not validate anywhere (a typo).
+    unrun: Workflow | None = None
 
     @property
     def workflow(self) -> Workflow | None:
         return self.report.workflow
+
+    @property
+    def described(self) -> Workflow | None:
+        """The workflow as the file describes it: the loaded one, else the one it would be at
+        a site that had what it waits for (None: the file does not validate anywhere). What
+        its device has (an AI step's picture and accuracy) follows this, before it can run."""
+        return self.report.workflow if self.report.workflow is not None else self.unrun
 
     @property
     def errors(self) -> tuple[Problem, ...]:
@@ -514,9 +525,12 @@ def load_folder(folder: Path, site: SiteProfile) -> dict[str, WorkflowFile]:
             report = Report.of([Problem(item.code, item.error or "unreadable")])
         else:
             report = validate_text(item.text, site=site)
-        declared = None if report.workflow is not None else read_declared_name(item.text)
+        declared, unrun = None, None
+        if report.workflow is None:
+            declared = read_declared_name(item.text)
+            unrun = validate_text(item.text).workflow if item.text is not None else None
         loaded[item.workflow_id] = WorkflowFile(
-            item.workflow_id, item.path, item.text, report, declared
+            item.workflow_id, item.path, item.text, report, declared, unrun
         )
     return loaded
 
