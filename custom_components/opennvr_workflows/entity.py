@@ -18,7 +18,7 @@ share it, one per kind of device:
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Set
 from typing import ClassVar, Final
 
 from homeassistant.core import HomeAssistant, callback
@@ -38,7 +38,7 @@ from .const import DOMAIN
 from .coordinator import CameraCoordinator, OpenNVRConfigEntry
 from .devices import MODEL_DEVICE, camera_device_info, model_device_info, site_device_info
 from .engine import EngineUpdate, WorkflowStatus
-from .host.ids import workflow_unique_id
+from .host.ids import workflow_device_identifier, workflow_unique_id
 from .host.workflows import WorkflowHost
 from .workflow import Workflow, ai_steps
 from .workflow_views import FILES_CHANGED, WorkflowViews
@@ -213,9 +213,9 @@ def add_workflow_entities(
             have.update({uid: e for uid, e in wanted.items() if uid not in have})
             if views.workflow(workflow_id) is None:
                 continue
-            for uid in set(have) - set(wanted):
+            for uid in have.keys() - wanted.keys():
                 del have[uid]
-            _remove_unwanted(hass, domain, views.device_info(workflow_id), set(wanted))
+            _remove_unwanted(hass, views, workflow_id, domain, wanted.keys())
         if new:
             async_add_entities(new)
 
@@ -224,10 +224,16 @@ def add_workflow_entities(
 
 
 def _remove_unwanted(
-    hass: HomeAssistant, domain: str, device: DeviceInfo, wanted: set[str]
+    hass: HomeAssistant,
+    views: WorkflowViews,
+    workflow_id: str,
+    domain: str,
+    wanted: Set[str],
 ) -> None:
     """Remove the registered ``domain`` entities of a workflow's device that it no longer has."""
-    found = dr.async_get(hass).async_get_device(identifiers=device.get("identifiers"))
+    found = dr.async_get(hass).async_get_device_by_identifier(
+        workflow_device_identifier(views.site_id, workflow_id), views.entry_id
+    )
     if found is None:
         return
     registry = er.async_get(hass)
