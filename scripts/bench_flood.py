@@ -57,11 +57,11 @@ from bench_engine import (
 from bench_footprint import run_as_in_production
 
 from custom_components.opennvr_workflows.engine import Engine
+from custom_components.opennvr_workflows.engine.store import WRITER_THREAD
 
 LENGTHS = (1_000, 10_000, 1_000)
-#: The threads whose CPU a flood's figures name: the event loop's, and the engine store's.
+#: The thread whose CPU a flood's figures name beside the store's writer: the event loop's.
 LOOP_THREAD: Final = "MainThread"
-STORE_THREAD: Final = "opennvr-workflows-db"
 _FLOODS = itertools.count(1)
 
 
@@ -91,7 +91,7 @@ async def one_flood(n: int, tmp: Path, notes: Arrivals, hass: Any, tag: str) -> 
         # and the store's thread on the CPU.
         "engine_loop_idle_pct": round(100 * r[f"{span}loop_idle_s"] / wall),
         "engine_loop_cpu_us_per_run": round(threads.get(LOOP_THREAD, 0.0) / n * 1e6),
-        "engine_store_cpu_us_per_run": round(threads.get(STORE_THREAD, 0.0) / n * 1e6),
+        "engine_store_cpu_us_per_run": round(threads.get(WRITER_THREAD, 0.0) / n * 1e6),
         "engine_us_per_run": r["engine_cpu_us_per_run_actuator"],
         "engine_runs_per_s": r["engine_runs_actuator_per_s"],
         "ha_us_per_run": r["ha_cpu_us_per_run_actuator"],

@@ -73,6 +73,9 @@ CHECKPOINT_INTERVAL_S: Final = 0.5
 WAL_AUTOCHECKPOINT_PAGES: Final = 500
 #: The size SQLite trims the WAL file to when it starts over after a burst.
 JOURNAL_SIZE_LIMIT_BYTES: Final = 4 * 1024 * 1024
+#: The name of the thread that writes the file (the one that checkpoints it adds a suffix):
+#: what a profile or a thread dump shows of the store.
+WRITER_THREAD: Final = "opennvr-workflows-db"
 #: Seconds without work after which the writer truncates the WAL to nothing.
 IDLE_CHECKPOINT_S: Final = 1.0
 #: The longest a hold (:meth:`Store.hold`) keeps the writer still when nobody releases it.
@@ -205,7 +208,7 @@ class Store:
         store._thread = threading.Thread(
             target=store._run,
             args=(ready, lock_timeout_s),
-            name="opennvr-workflows-db",
+            name=WRITER_THREAD,
             daemon=True,
         )
         store._thread.start()
@@ -390,7 +393,7 @@ class Store:
         conn = self._conn
         stopping = False
         self._checkpoint_thread = threading.Thread(
-            target=self._checkpointer, name="opennvr-workflows-db-checkpoint", daemon=True
+            target=self._checkpointer, name=f"{WRITER_THREAD}-checkpoint", daemon=True
         )
         self._checkpoint_thread.start()
         while not stopping:
