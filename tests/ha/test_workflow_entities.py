@@ -138,21 +138,22 @@ async def set_up(hass: HomeAssistant, entry: MockConfigEntry) -> WorkflowHost:
     return host
 
 
-def entity(hass: HomeAssistant, platform: str, workflow_id: str, key: str) -> str:
+def entity_id_of(hass: HomeAssistant, platform: str, workflow_id: str, key: str) -> str | None:
+    """The registered entity of a workflow's ``key`` on ``platform`` (None: none)."""
     site_id = hass.config_entries.async_entries(DOMAIN)[0].unique_id
     assert site_id is not None
-    found = er.async_get(hass).async_get_entity_id(
-        platform, DOMAIN, workflow_unique_id(site_id, workflow_id, key)
-    )
+    unique_id = workflow_unique_id(site_id, workflow_id, key)
+    return er.async_get(hass).async_get_entity_id(platform, DOMAIN, unique_id)
+
+
+def entity(hass: HomeAssistant, platform: str, workflow_id: str, key: str) -> str:
+    found = entity_id_of(hass, platform, workflow_id, key)
     assert found is not None, f"no {platform} {key} for workflow {workflow_id}"
     return found
 
 
 def registered(hass: HomeAssistant, platform: str, workflow_id: str, key: str) -> bool:
-    site_id = hass.config_entries.async_entries(DOMAIN)[0].unique_id
-    assert site_id is not None
-    unique_id = workflow_unique_id(site_id, workflow_id, key)
-    return er.async_get(hass).async_get_entity_id(platform, DOMAIN, unique_id) is not None
+    return entity_id_of(hass, platform, workflow_id, key) is not None
 
 
 def state_of(hass: HomeAssistant, platform: str, workflow_id: str, key: str) -> Any:
