@@ -4,11 +4,14 @@ names with invisible or formatting characters are refused; name patterns match w
 from __future__ import annotations
 
 import json
+import sys
+from importlib import resources
 
 import pytest
 
 from custom_components.opennvr_workflows.workflow import validate_text
 from custom_components.opennvr_workflows.workflow.names import (
+    _prototypes,
     forbidden_character,
     name_key,
     names_clash,
@@ -84,6 +87,39 @@ def test_names_that_differ_are_kept_apart() -> None:
     assert _codes(_look({"who": ["staff", "stuff", "unknown"]})) == []
     assert not names_clash("Yes", "Yea")
     assert name_key("  Stra\u00dfe ") == "strasse"
+
+
+def _listed_prototypes() -> dict[str, str]:
+    """Each single character's prototype read straight from the package's confusables data,
+    as UTS #39 gives it (a pair that only lists each other named by its smaller member)."""
+    data = resources.files("confusable_homoglyphs").joinpath("confusables.json")
+    marks = str.maketrans("", "", "\u200e\u200f")
+    listed = {
+        key.translate(marks): [entry["c"].translate(marks) for entry in entries]
+        for key, entries in json.loads(data.read_text(encoding="utf-8")).items()
+    }
+    out = {}
+    for char, targets in listed.items():
+        if len(char) == 1 and len(targets) == 1:
+            target = targets[0]
+            if len(target) == 1 and len(listed.get(target, ())) == 1:
+                target = min(char, target)
+            if target != char:
+                out[char] = target
+    return out
+
+
+def test_the_compact_prototype_table_answers_as_unicode_data_for_every_character() -> None:
+    """The table is kept as flat strings searched by bisection (a dict would hold 11,000
+    objects): every listed character gets its own prototype, multi-character ones whole,
+    and every other code point is its own prototype."""
+    expected = _listed_prototypes()
+    table = _prototypes()
+    assert len(expected) > 6000
+    assert {char: table.of(char) for char in expected} == expected
+    assert any(len(proto) > 1 for proto in expected.values())
+    others = (chr(c) for c in range(sys.maxunicode + 1) if chr(c) not in expected)
+    assert [char for char in others if table.of(char) != char] == []
 
 
 def test_a_rule_value_with_a_formatting_character_is_refused() -> None:
