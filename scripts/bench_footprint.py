@@ -13,9 +13,10 @@ Modes (the parent passes the sites' addresses; the last line printed is one JSON
 
 * ``prepare``: the entry set up on the 200-camera site; 1,000 runs parked waiting (half on a
   ``wait``, half on a question), then Home Assistant stopped.
-* ``measure``: a fresh Home Assistant, its resident memory (RSS) and Python's allocated blocks
-  with Home Assistant's core up (``core``), then with what the integration's manifest declares
-  as dependencies set up too (``before``: Home Assistant sets them up before the integration in
+* ``measure``: a fresh Home Assistant, its resident memory (RSS), Python's allocated blocks
+  and what the SQLite library holds (C memory Python's figures do not see) with Home
+  Assistant's core up (``core``), then with what the integration's manifest declares as
+  dependencies set up too (``before``: Home Assistant sets them up before the integration in
   every install), then with each of Home Assistant's own components the entry brings set up in
   turn (:data:`HA_STAGES`: the camera component, what ``default_config`` sets up of the AI
   Task stack, then ``ai_task`` itself; each shown apart, counted in the goal's whole figure),
@@ -40,6 +41,7 @@ Modes (the parent passes the sites' addresses; the last line printed is one JSON
 
 from __future__ import annotations
 
+import _sqlite3
 import argparse
 import asyncio
 import contextlib
@@ -319,6 +321,16 @@ class Notes:
         return [m for m in self.messages if m.startswith(prefix)]
 
 
+def sqlite_memory_used() -> int:
+    """Bytes SQLite holds (its page caches, statements, ...): C memory Python's own
+    figures do not see; 0 where the library cannot be reached."""
+    with contextlib.suppress(OSError, AttributeError):
+        used = ctypes.CDLL(_sqlite3.__file__).sqlite3_memory_used
+        used.restype = ctypes.c_int64
+        return int(used())
+    return 0
+
+
 def snapshot() -> dict[str, float]:
     """Resident memory and allocated blocks after a collection; and the resident memory
     once the C allocator has handed its free pages back (``malloc_trim``): what is left is
@@ -333,6 +345,7 @@ def snapshot() -> dict[str, float]:
         "rss_mb": round(rss, 1),
         "rss_trimmed_mb": round(trimmed, 1),
         "blocks": sys.getallocatedblocks(),
+        "sqlite_mb": round(sqlite_memory_used() / 1e6, 2),
     }
 
 

@@ -882,6 +882,8 @@ async def footprint_part(
     report.row("  all of it, allocator's free pages returned (MB)", res["memory_added_trimmed_mb"])
     report.row("  all of it against HA's core (dependencies in it)", res["memory_added_to_core_mb"])
     report.row("  Python's allocated blocks added", res["memory_blocks_added"])
+    res["memory_sqlite_mb"] = round(after["sqlite_mb"] - before["sqlite_mb"], 2)
+    report.row("  of it, SQLite's own (page caches, statements; MB)", res["memory_sqlite_mb"])
     report.row(
         "memory: per 1,000 more waiting runs (traced KiB)",
         got["traced_kb_per_1000_waiting"],

@@ -3,6 +3,8 @@ retention."""
 
 from __future__ import annotations
 
+import _sqlite3
+import ctypes
 import datetime as dt
 import sqlite3
 from collections.abc import Callable
@@ -16,7 +18,7 @@ from custom_components.opennvr_workflows.engine import (
     StoreVersionError,
 )
 from custom_components.opennvr_workflows.engine.schema import SCHEMA_VERSION
-from custom_components.opennvr_workflows.engine.store import Store
+from custom_components.opennvr_workflows.engine.store import PAGE_CACHE_KIB, Store
 from custom_components.opennvr_workflows.engine.testing import FakeEffects, ManualClock, event
 
 from . import workflows as W
@@ -113,6 +115,35 @@ async def test_failed_operation_fails_alone(db: Path) -> None:
     )
     assert count == (2,)
     await store.close()
+
+
+def _sqlite_memory_used() -> int:
+    """Bytes the SQLite library holds in this process (its page caches among them)."""
+    used = ctypes.CDLL(_sqlite3.__file__).sqlite3_memory_used
+    used.restype = ctypes.c_int64
+    return int(used())
+
+
+async def test_the_writers_page_cache_stays_within_its_bound(db: Path) -> None:
+    """A file of some 8 MB read through whole (as a start reads it) leaves SQLite holding
+    about the bound, not its default of about 2 MB a connection."""
+    store = await Store.open(db)
+    await store.close()
+    conn = sqlite3.connect(db)
+    rows = [(f"r{n}", "w", 1, None, 0, "x" * 4000) for n in range(2000)]
+    conn.executemany("INSERT INTO workflow_marks VALUES (?,?,?,?,?,?)", rows)
+    conn.commit()
+    conn.close()
+    before = _sqlite_memory_used()
+    store = await Store.open(db)
+    total = await store.submit(
+        lambda c: c.execute("SELECT sum(length(ai_steps)) FROM workflow_marks").fetchone()
+    )
+    grown = _sqlite_memory_used() - before
+    await store.close()
+    assert total == (8_000_000,)
+    assert PAGE_CACHE_KIB <= 512
+    assert grown < 1024 * 1024, grown  # SQLite's default would hold over 2 MB here
 
 
 async def test_retention_prunes_old_runs_but_keeps_marks(
