@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -58,6 +59,11 @@ def load(conn: sqlite3.Connection, now: float) -> Loaded:
         "WHERE status IN ('running', 'waiting')"
     ).fetchall()
     run_ids = [r[0] for r in runs]
+    # A run's id, its workflow's id and a row's kind come back in several tables' rows, each
+    # read as a string of its own; the rows kept (due times, delivered alerts, approvals)
+    # share the run's copy and the interned words, so a thousand waiting runs do not hold
+    # each id three or four times.
+    ids = dict(zip(run_ids, run_ids, strict=True))
     steps: list[tuple[Any, ...]] = []
     approvals: list[tuple[Any, ...]] = []
     versions: dict[tuple[str, str], str] = {}
@@ -68,12 +74,15 @@ def load(conn: sqlite3.Connection, now: float) -> Loaded:
             f"ended_at, state FROM workflow_run_steps WHERE run_id IN ({marks})",
             chunk,
         ).fetchall()
-        approvals += conn.execute(
-            "SELECT id, run_id, step_path, workflow_id, who, message, replies, default_reply, "
-            "camera_id, status, reply, answered_by, asked, created_at, expires_at, answered_at "
-            f"FROM workflow_approvals WHERE run_id IN ({marks})",
-            chunk,
-        ).fetchall()
+        approvals += (
+            (row[0], ids.get(row[1], row[1]), *row[2:])
+            for row in conn.execute(
+                "SELECT id, run_id, step_path, workflow_id, who, message, replies, "
+                "default_reply, camera_id, status, reply, answered_by, asked, created_at, "
+                f"expires_at, answered_at FROM workflow_approvals WHERE run_id IN ({marks})",
+                chunk,
+            )
+        )
     for workflow_id, version in {(r[1], r[2]) for r in runs}:
         row = conn.execute(
             "SELECT source FROM workflow_versions WHERE workflow_id=? AND version=?",
@@ -87,9 +96,12 @@ def load(conn: sqlite3.Connection, now: float) -> Loaded:
         runs=runs,
         steps=steps,
         approvals=approvals,
-        due=conn.execute(
-            "SELECT id, kind, workflow_id, run_id, due_at, payload FROM workflow_due"
-        ).fetchall(),
+        due=[
+            (due_id, word(kind), word(workflow_id), ids.get(run_id, run_id), due_at, payload)
+            for due_id, kind, workflow_id, run_id, due_at, payload in conn.execute(
+                "SELECT id, kind, workflow_id, run_id, due_at, payload FROM workflow_due"
+            )
+        ],
         marks=conn.execute("SELECT run_id, right, ai_steps FROM workflow_marks").fetchall(),
         versions=versions,
         # Trials (limit key "trial:...") count against neither hourly window; a Test run
@@ -107,14 +119,18 @@ def load(conn: sqlite3.Connection, now: float) -> Loaded:
             "WHERE limit_key LIKE 'trial:%')",
             (hour_ago,),
         ).fetchall(),
-        delivered=conn.execute(
-            "SELECT workflow_id, alert_id, id, started_at FROM (SELECT workflow_id, id, "
-            "started_at, json_extract(trigger, '$.alert_id') AS alert_id, "
-            "json_extract(trigger, '$.source') AS source FROM workflow_runs "
-            "WHERE started_at > ? AND limit_key NOT LIKE 'trial:%') "
-            f"WHERE alert_id IS NOT NULL AND source IN ({_REDELIVERING}) ORDER BY started_at",
-            (now - DELIVERED_WINDOW_S,),
-        ).fetchall(),
+        delivered=[
+            (word(workflow_id), alert_id, ids.get(run_id, run_id), started_at)
+            for workflow_id, alert_id, run_id, started_at in conn.execute(
+                "SELECT workflow_id, alert_id, id, started_at FROM (SELECT workflow_id, id, "
+                "started_at, json_extract(trigger, '$.alert_id') AS alert_id, "
+                "json_extract(trigger, '$.source') AS source FROM workflow_runs "
+                "WHERE started_at > ? AND limit_key NOT LIKE 'trial:%') "
+                f"WHERE alert_id IS NOT NULL AND source IN ({_REDELIVERING}) "
+                "ORDER BY started_at",
+                (now - DELIVERED_WINDOW_S,),
+            )
+        ],
     )
 
 
@@ -204,15 +220,19 @@ def restore_runs(
                     continue
             workflows[(workflow_id, version)] = workflow
         run_steps = steps.get(run_id, {})
+        # A run's chain ends with its correlation id: the same string, as in a live run.
+        links = tuple(json.loads(chain))
+        if links and links[-1] == correlation_id:
+            links = (*links[:-1], correlation_id)
         run = ActiveRun(
             run_id=run_id,
             workflow_id=workflow_id,
             version=version,
             workflow=workflow,
             correlation_id=correlation_id,
-            chain=tuple(json.loads(chain)),
+            chain=links,
             event=NvrEvent.from_summary(json.loads(trigger)),
-            limit_key=key,
+            limit_key=word(key),
             test=bool(test),
             started_at=started_at,
             status=status,
@@ -285,4 +305,10 @@ def _steps_by_run(rows: Iterable[tuple[Any, ...]]) -> dict[str, dict[str, StepRe
 
 
 def _loads(text: str | None) -> Any:
-    return None if text is None else json.loads(text)
+    """A step's JSON, its keys interned: each waiting step's ``due_at`` or ``approval_id``
+    is then one string, not one per step."""
+    return None if text is None else json.loads(text, object_hook=_interned_keys)
+
+
+def _interned_keys(obj: dict[str, Any]) -> dict[str, Any]:
+    return {sys.intern(key): value for key, value in obj.items()}
