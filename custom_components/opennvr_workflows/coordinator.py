@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from homeassistant.config_entries import ConfigEntry
 from homeassistant.core import HomeAssistant, callback
 from homeassistant.exceptions import ConfigEntryAuthFailed
+from homeassistant.helpers.device_registry import DeviceInfo
 from homeassistant.helpers.update_coordinator import DataUpdateCoordinator, UpdateFailed
 from pyopennvr import Camera, OpenNVRAuthError, OpenNVRClient, OpenNVRError, SystemInfo
 
@@ -117,6 +118,9 @@ class OpenNVRRuntime:
     evaluation: HomeEvaluation | None = None
     #: The history search over the engine's index and OpenNVR's (host/history/search.py).
     history: HistorySearch | None = None
+    #: Each camera's device as its entities give it, with what it was built from
+    #: (:func:`.devices.camera_device_info`).
+    camera_devices: dict[int, tuple[tuple[object, ...], DeviceInfo]] = field(default_factory=dict)
 
 
 type OpenNVRConfigEntry = ConfigEntry[OpenNVRRuntime]

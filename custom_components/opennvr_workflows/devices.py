@@ -59,9 +59,17 @@ def site_device_info(entry: OpenNVRConfigEntry) -> DeviceInfo:
 
 
 def camera_device_info(entry: OpenNVRConfigEntry, camera_id: int, camera: Camera) -> DeviceInfo:
-    """An OpenNVR camera as a device under the site, in the area OpenNVR places it."""
+    """An OpenNVR camera as a device under the site, in the area OpenNVR places it.
+
+    A camera's entities (the camera, its connectivity, its events) share one: each entity
+    keeps the device it was added with, and on a 200-camera site three copies of the same
+    dicts and sets would be some 250 KB. A camera renamed or moved gets a new one."""
     runtime = entry.runtime_data
-    return DeviceInfo(
+    source = (camera.name, camera.raw.get("location"), runtime.site_device_id)
+    kept = runtime.camera_devices.get(camera_id)
+    if kept is not None and kept[0] == source:
+        return kept[1]
+    info = DeviceInfo(
         identifiers={camera_device_id(runtime.info.site_id, camera_id)},
         name=camera.name,
         manufacturer="OpenNVR",
@@ -70,6 +78,8 @@ def camera_device_info(entry: OpenNVRConfigEntry, camera_id: int, camera: Camera
         via_device_id=runtime.site_device_id,
         configuration_url=runtime.client.base_url,
     )
+    runtime.camera_devices[camera_id] = (source, info)
+    return info
 
 
 def model_device_info(entry: OpenNVRConfigEntry, vision_model: str) -> DeviceInfo:

@@ -13,12 +13,13 @@ from homeassistant.exceptions import HomeAssistantError
 from homeassistant.helpers import area_registry as ar
 from homeassistant.helpers import device_registry as dr
 from homeassistant.helpers import entity_registry as er
+from homeassistant.helpers.entity_platform import async_get_platforms
 from homeassistant.setup import async_setup_component
 from pytest_homeassistant_custom_component.common import MockConfigEntry
 from pytest_homeassistant_custom_component.typing import WebSocketGenerator
 
 from custom_components.opennvr_workflows.const import DOMAIN
-from custom_components.opennvr_workflows.devices import area_name
+from custom_components.opennvr_workflows.devices import area_name, camera_device_info
 from tests.fakes.opennvr_sim import OpenNVRSimulator, SimCamera
 
 
@@ -290,3 +291,28 @@ async def test_a_cameras_area_is_named_like_a_room(
     assert area_name("Mum's Garden") == "Mum's Garden"
     assert area_name("") is None
     assert area_name(None) is None
+
+
+async def test_a_cameras_entities_share_one_device_description(
+    hass: HomeAssistant, sim: OpenNVRSimulator, setup_entry: MockConfigEntry
+) -> None:
+    """The camera, its connectivity and its events keep one device description between
+    them (on a 200-camera site three copies each would stay in memory), and a camera
+    OpenNVR renames gets a new one, with the new name."""
+    camera_entities = [
+        entity
+        for platform in async_get_platforms(hass, DOMAIN)
+        for entity in platform.entities.values()
+        if str(entity.unique_id).startswith(f"{sim.config.site_id}_1_")
+    ]
+    assert len(camera_entities) == 3
+    (shared,) = {id(entity.device_info) for entity in camera_entities}
+    cameras = setup_entry.runtime_data.cameras
+    first = camera_device_info(setup_entry, 1, cameras.data[1])
+    assert id(first) == shared
+    sim.config.cameras[0].name = "Front porch"
+    await cameras.async_refresh()
+    renamed = camera_device_info(setup_entry, 1, cameras.data[1])
+    assert renamed is not first
+    assert renamed["name"] == "Front porch"
+    assert camera_device_info(setup_entry, 1, cameras.data[1]) is renamed
