@@ -109,11 +109,14 @@ def async_register_site_device(hass: HomeAssistant, entry: OpenNVRConfigEntry) -
 
 @callback
 def async_remove_stale_cameras(hass: HomeAssistant, entry: OpenNVRConfigEntry) -> None:
-    """Remove the devices (and so the entities) of cameras no longer in OpenNVR."""
+    """Remove the devices (and so the entities) of cameras no longer in OpenNVR, and
+    forget the device descriptions their entities shared."""
     registry = dr.async_get(hass)
     runtime = entry.runtime_data
     site_id = runtime.info.site_id
     current = {camera_device_id(site_id, cid) for cid in runtime.cameras.data}
+    for gone in runtime.camera_devices.keys() - runtime.cameras.data.keys():
+        del runtime.camera_devices[gone]  # a camera back later is described afresh
     cameras = f"{site_id}_camera_"  # the form of camera_device_id
     for device in dr.async_entries_for_config_entry(registry, entry.entry_id):
         # Only camera devices: the site and the workflows have their own housekeeping.

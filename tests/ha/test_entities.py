@@ -198,6 +198,8 @@ async def test_removed_camera_loses_its_device(
     await hass.async_block_till_done()
 
     assert device_registry.async_get_device_by_identifier(ident, setup_entry.entry_id) is None
+    assert 3 not in setup_entry.runtime_data.camera_devices
+    assert 9 in setup_entry.runtime_data.camera_devices
     assert (
         er.async_get(hass).async_get_entity_id("event", DOMAIN, f"{sim.config.site_id}_3_events")
         is None
