@@ -92,6 +92,7 @@ from custom_components.opennvr_workflows.engine import (  # noqa: E402
 )
 from custom_components.opennvr_workflows.engine.monitor import Monitor  # noqa: E402
 from custom_components.opennvr_workflows.engine.ports import SEVERITIES  # noqa: E402
+from custom_components.opennvr_workflows.engine.store import Store  # noqa: E402
 from custom_components.opennvr_workflows.engine.testing import FakeAi, FakeEffects  # noqa: E402
 from custom_components.opennvr_workflows.workflow import model as m  # noqa: E402
 
@@ -127,6 +128,11 @@ class Span:
     load: tuple[float, float, float] = (0.0, 0.0, 0.0)
     loop_idle_s: float = 0.0
     threads_cpu_s: dict[str, float] = field(default_factory=dict)
+    #: The store's writer: its wall seconds inside batches (reading the queue aside), its
+    #: CPU seconds there, and the seconds of the loop's idle that fell inside a batch.
+    store_busy_s: float = 0.0
+    store_busy_cpu_s: float = 0.0
+    loop_idle_in_store_s: float = 0.0
 
 
 def threads_cpu() -> dict[int, tuple[str, float]]:
@@ -146,29 +152,75 @@ def threads_cpu() -> dict[int, tuple[str, float]]:
 
 @contextmanager
 def loop_idle_counted(span: Span) -> Iterator[None]:
-    """Add to ``span.loop_idle_s`` the time the running loop's selector waits (if any)."""
+    """Add to ``span.loop_idle_s`` the time the running loop's selector waits (if any),
+    and to its ``store_*`` figures what the store's writer did meanwhile
+    (:func:`store_batches_timed`)."""
     try:
         selector = asyncio.get_running_loop()._selector  # type: ignore[attr-defined]
     except (RuntimeError, AttributeError):
         yield
         return
     select, own = selector.select, vars(selector).get("select")
+    idle: list[tuple[float, float]] = []
 
     def counted(timeout: float | None = None) -> Any:
         started = time.perf_counter()
         try:
             return select(timeout)
         finally:
-            span.loop_idle_s += time.perf_counter() - started
+            ended = time.perf_counter()
+            span.loop_idle_s += ended - started
+            idle.append((started, ended))
 
     selector.select = counted
     try:
-        yield
+        with store_batches_timed() as batches:
+            yield
     finally:
         if own is None:
             del selector.select  # the class's method is back
         else:
             selector.select = own  # an enclosing span's counter
+        span.store_busy_s = sum(end - start for start, end, _ in batches)
+        span.store_busy_cpu_s = sum(cpu for _, _, cpu in batches)
+        span.loop_idle_in_store_s = overlap(idle, [(start, end) for start, end, _ in batches])
+
+
+@contextmanager
+def store_batches_timed() -> Iterator[list[tuple[float, float, float]]]:
+    """Each batch the store's writer runs meanwhile: its start and end (``perf_counter``)
+    and the writer's CPU seconds in it (appended on the writer's thread)."""
+    batches: list[tuple[float, float, float]] = []
+    run_batch = Store._run_batch
+
+    def timed(self: Store, conn: Any, batch: Any) -> None:
+        started, cpu = time.perf_counter(), time.thread_time()
+        try:
+            run_batch(self, conn, batch)
+        finally:
+            batches.append((started, time.perf_counter(), time.thread_time() - cpu))
+
+    Store._run_batch = timed  # type: ignore[method-assign]
+    try:
+        yield batches
+    finally:
+        Store._run_batch = run_batch  # type: ignore[method-assign]
+
+
+def overlap(a: list[tuple[float, float]], b: list[tuple[float, float]]) -> float:
+    """Seconds that two lists of intervals, each in time order and not overlapping
+    itself, have in common."""
+    i = j = 0
+    total = 0.0
+    while i < len(a) and j < len(b):
+        start, end = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
+        if end > start:
+            total += end - start
+        if a[i][1] < b[j][1]:
+            i += 1
+        else:
+            j += 1
+    return total
 
 
 @contextmanager
@@ -205,6 +257,9 @@ class Report:
             self.result[f"{key}__load"] = span.load
             self.result[f"{key}__loop_idle_s"] = round(span.loop_idle_s, 3)
             self.result[f"{key}__threads_cpu_s"] = span.threads_cpu_s
+            self.result[f"{key}__store_busy_s"] = round(span.store_busy_s, 3)
+            self.result[f"{key}__store_busy_cpu_s"] = round(span.store_busy_cpu_s, 3)
+            self.result[f"{key}__loop_idle_in_store_s"] = round(span.loop_idle_in_store_s, 3)
 
     def ratio(self, key: str, label: str, ours: str, theirs: str, target: str = "") -> None:
         a, b = self.result.get(ours), self.result.get(theirs)

@@ -6,13 +6,17 @@ its start is synced to disk before it runs, so the run is power-cut safe), fed a
 hub feeds the engine (``bench_engine.py``'s part 3), on Home Assistant's own loop in a
 Home Assistant started as in production, beside 50 automations doing the same (an event
 trigger, a condition, a service call). Floods of 1,000 and 10,000 events, each on a fresh
-engine database, by turns (1,000, 10,000, 1,000 again), after a 1,000-event flood that
-warms both sides up and is not counted: CPU per run (the process: the loop,
-the store's thread, Home Assistant's executor) and runs/s, for both sides. The goal: the
-cost per run flat in the flood's length (10,000 against 1,000 within 15 %). For the engine,
-where the flood's wall time went too: the share the loop's thread waited in its selector with
-nothing to run (every run it drives waits on the store's commit), and the CPU per run of the
-loop's thread and of the store's.
+engine database, by turns (1,000, 10,000, 1,000 again), ``--rounds`` times (3), after a
+1,000-event flood that warms both sides up and is not counted: CPU per run (the process: the
+loop, the store's thread, Home Assistant's executor) and runs/s, for both sides. A single
+flood's ratio of runs/s swings widely on a shared machine, so the summary gives the median
+over the rounds and its range. The goal: the cost per run flat in the flood's length
+(10,000 against 1,000 within 15 %). For the engine, where the flood's wall time went too:
+the share the loop's thread waited in its selector with nothing to run (every run it drives
+waits on the store's commit) and how much of that wait fell while the store's writer was
+running a batch; the share of the flood the writer spent in batches and how much of that it
+was on the CPU (the rest: the disk's sync, and waiting for the GIL the loop holds); the CPU
+per run of the loop's thread and of the store's.
 
 ``--levers`` measures this session's levers side by side in the same process, each on the
 same floods: ``before`` (as the engine was: the event hub started a task per event, a
@@ -23,7 +27,7 @@ outcome, at most ``MAX_DRIVING`` runs driven at once, the rest waiting their tur
 
 Called by ``scripts/bench_ha.py`` (which prints its figures); alone it prints one JSON line.
 
-    .venv/bin/python scripts/bench_flood.py [--levers]
+    .venv/bin/python scripts/bench_flood.py [--levers] [--rounds N]
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ import asyncio
 import itertools
 import json
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -60,6 +65,8 @@ from custom_components.opennvr_workflows.engine import Engine
 from custom_components.opennvr_workflows.engine.store import WRITER_THREAD
 
 LENGTHS = (1_000, 10_000, 1_000)
+#: How many times the floods of :data:`LENGTHS` run, by turns.
+ROUNDS: Final = 3
 #: The thread whose CPU a flood's figures name beside the store's writer: the event loop's.
 LOOP_THREAD: Final = "MainThread"
 _FLOODS = itertools.count(1)
@@ -84,12 +91,21 @@ async def one_flood(n: int, tmp: Path, notes: Arrivals, hass: Any, tag: str) -> 
     r = report.result
     span = "engine_runs_actuator_per_s__"
     wall, threads = r[f"{span}wall_s"], r[f"{span}threads_cpu_s"]
+    idle, busy = r[f"{span}loop_idle_s"], r[f"{span}store_busy_s"]
     return {
         "n": n,
         # Where the engine flood's wall time went: the loop's thread waiting in its selector
-        # with nothing to run (every run it drives waits on the store), the loop's thread
-        # and the store's thread on the CPU.
-        "engine_loop_idle_pct": round(100 * r[f"{span}loop_idle_s"] / wall),
+        # with nothing to run (every run it drives waits on the store), and how much of it
+        # while the store's writer ran a batch; the writer in batches, and how much of that
+        # on the CPU; the loop's thread and the store's thread on the CPU.
+        "engine_loop_idle_pct": round(100 * idle / wall),
+        "engine_loop_idle_in_store_pct": round(100 * r[f"{span}loop_idle_in_store_s"] / idle)
+        if idle
+        else 0,
+        "engine_store_busy_pct": round(100 * busy / wall),
+        "engine_store_busy_cpu_pct": round(100 * r[f"{span}store_busy_cpu_s"] / busy)
+        if busy
+        else 0,
         "engine_loop_cpu_us_per_run": round(threads.get(LOOP_THREAD, 0.0) / n * 1e6),
         "engine_store_cpu_us_per_run": round(threads.get(WRITER_THREAD, 0.0) / n * 1e6),
         "engine_us_per_run": r["engine_cpu_us_per_run_actuator"],
@@ -108,18 +124,27 @@ def _remove_db(db: Path) -> None:
 
 
 def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """The 10,000-run flood's cost per run over the 1,000-run floods' (their mean)."""
-    short = [r for r in rows if r["n"] == LENGTHS[0]]
-    long = [r for r in rows if r["n"] == LENGTHS[1]]
+    """The 10,000-run floods' cost per run over the 1,000-run floods' (their means), and
+    per length the median of the rounds' figures (with the range of the ratio)."""
     out: dict[str, Any] = {}
+    by_length = {n: [r for r in rows if r["n"] == n] for n in sorted(set(LENGTHS))}
+    short, long = by_length[LENGTHS[0]], by_length[LENGTHS[1]]
     for side in ("engine", "ha"):
         s = sum(r[f"{side}_us_per_run"] for r in short) / len(short)
         lg = sum(r[f"{side}_us_per_run"] for r in long) / len(long)
         out[f"{side}_us_per_run_1000"] = round(s)
         out[f"{side}_us_per_run_10000"] = round(lg)
         out[f"{side}_ratio_10000_1000"] = round(lg / s, 2)
-    out["ratio_runs_per_s_10000"] = long[0]["ratio_runs_per_s"]
-    out["ratio_runs_per_s_1000"] = short[0]["ratio_runs_per_s"]
+    for n, of_n in by_length.items():
+        ratios = [r["ratio_runs_per_s"] for r in of_n]
+        out[f"ratio_runs_per_s_{n}"] = round(statistics.median(ratios), 2)
+        out[f"ratio_runs_per_s_{n}_range"] = [min(ratios), max(ratios)]
+        out[f"medians_{n}"] = {
+            key: statistics.median(r[key] for r in of_n)
+            for key in of_n[0]
+            if key not in ("n", "load", "round")
+        }
+        out[f"floods_{n}"] = len(of_n)
     return out
 
 
@@ -146,11 +171,11 @@ def before_levers() -> Iterator[None]:
         Engine.__init__ = init  # type: ignore[method-assign]
 
 
-async def bench(levers: bool) -> dict[str, Any]:
+async def bench(levers: bool, rounds: int = ROUNDS) -> dict[str, Any]:
     tmp = Path(await asyncio.to_thread(tempfile.mkdtemp, prefix="bench_flood_"))
     notes = Arrivals()
     hass = await start_ha(tmp / "ha", notes)
-    result: dict[str, Any] = {"lengths": list(LENGTHS)}
+    result: dict[str, Any] = {"lengths": list(LENGTHS), "rounds": rounds}
     variants: list[tuple[str, Callable[[], AbstractContextManager[None]]]] = [
         ("plain", nullcontext)
     ]
@@ -162,8 +187,12 @@ async def bench(levers: bool) -> dict[str, Any]:
         # sides, and would make the 1,000-run floods look dearer than they are.
         await one_flood(LENGTHS[0], tmp, notes, hass, "warm-up")
         for tag, context in variants:
+            rows = []
             with context():
-                rows = [await one_flood(n, tmp, notes, hass, tag) for n in LENGTHS]
+                for turn in range(rounds):
+                    for n in LENGTHS:
+                        row = await one_flood(n, tmp, notes, hass, f"{tag}{turn}")
+                        rows.append({"round": turn + 1, **row})
             result[tag] = {"rows": rows, **summary(rows)}
     finally:
         await hass.async_stop()
@@ -174,9 +203,10 @@ async def bench(levers: bool) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--levers", action="store_true", help="before/after the levers")
+    parser.add_argument("--rounds", type=int, default=ROUNDS, help="floods of each length")
     args = parser.parse_args()
     started = time.perf_counter()
-    result = run_as_in_production(bench(args.levers))
+    result = run_as_in_production(bench(args.levers, max(1, args.rounds)))
     result["wall_s"] = round(time.perf_counter() - started, 1)
     print(json.dumps(result))
 

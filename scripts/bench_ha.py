@@ -68,9 +68,11 @@ and the Ollama-API fake, with 51 workflow files in ``<config>/opennvr_workflows/
    camera's zones) or a ``detection.observed.v1`` trigger naming it or no camera at all;
    the hub drops the others' right after parsing (``nvr/watch.py``).
 7. **Cost per run against the flood's length** (``bench_flood.py``): durable runs with an
-   ``if`` and an actuator (power-cut safe), floods of 1,000, 10,000 and 1,000 again, CPU per
-   run, beside 50 automations doing the same in the same Home Assistant; the goal: 10,000
-   within 15 % of 1,000. ``bench_flood.py --levers`` measures the levers before and after.
+   ``if`` and an actuator (power-cut safe), floods of 1,000, 10,000 and 1,000 again, three
+   times by turns (once with ``--quick``), CPU per run and runs/s (the median of each
+   length and the range of the ratio), beside 50 automations doing the same in the same
+   Home Assistant; the goal: 10,000 within 15 % of 1,000. ``bench_flood.py --levers``
+   measures the levers before and after.
 
 The load average is printed beside each figure: the machine's load changes every figure, so
 compare the ratios measured in the same run. The last line printed is one JSON object.
@@ -1058,38 +1060,52 @@ async def idle_part(sizes: Sizes, report: Report) -> None:
     )
 
 
-async def flood_length_part(report: Report) -> None:
-    """Part 7: cost per durable run, 1,000 against 10,000 runs, in a process of its own
-    (``bench_flood.py``), beside Home Assistant's automations."""
+async def flood_length_part(report: Report, rounds: int) -> None:
+    """Part 7: cost per durable run, 1,000 against 10,000 runs, ``rounds`` times, in a
+    process of its own (``bench_flood.py``), beside Home Assistant's automations."""
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, str(SCRIPTS / "bench_flood.py"), stdout=asyncio.subprocess.PIPE
+        sys.executable,
+        str(SCRIPTS / "bench_flood.py"),
+        "--rounds",
+        str(rounds),
+        stdout=asyncio.subprocess.PIPE,
     )
     out, _ = await proc.communicate()
     if proc.returncode != 0:
         raise SystemExit(f"bench_flood.py failed ({proc.returncode})")
     got = json.loads(out.decode().strip().splitlines()[-1])["plain"]
     report.result["flood_length"] = got
-    for row in got["rows"]:
-        where = f"load {' '.join(map(str, row['load']))}"
+    loads = [row["load"][0] for row in got["rows"]]
+    where = f"load {min(loads)}-{max(loads)} (1 min)"
+    for n in sorted({row["n"] for row in got["rows"]}):
+        med, (low, high) = got[f"medians_{n}"], got[f"ratio_runs_per_s_{n}_range"]
+        count = got[f"floods_{n}"]
+        floods = f"median of {count} flood{'s' if count != 1 else ''}"
         report.row(
-            f"flood {row['n']:,}: engine CPU per run, if + actuator (us)",
-            row["engine_us_per_run"],
-            "",
-            where,
-        )
-        report.row(
-            f"flood {row['n']:,}: HA automations CPU per run (us)", row["ha_us_per_run"], "", where
-        )
-        report.row(
-            f"flood {row['n']:,}: runs/s engine / automations",
-            row["ratio_runs_per_s"],
+            f"flood {n:,}: runs/s engine / automations ({floods}; range)",
+            f"{got[f'ratio_runs_per_s_{n}']} ({low}-{high})",
             ">= 2",
             where,
         )
         report.row(
-            "  engine: loop waiting on the store (% of the flood); loop / store CPU per run (us)",
-            f"{row['engine_loop_idle_pct']} %; "
-            f"{row['engine_loop_cpu_us_per_run']} / {row['engine_store_cpu_us_per_run']}",
+            f"flood {n:,}: runs/s engine, automations (medians)",
+            f"{med['engine_runs_per_s']:,.0f}, {med['ha_runs_per_s']:,.0f}",
+        )
+        report.row(
+            f"flood {n:,}: CPU per run, engine / automations (us, medians)",
+            f"{med['engine_us_per_run']:.0f} / {med['ha_us_per_run']:.0f}",
+        )
+        report.row(
+            "  engine: loop idle, % of the flood (of it while the store wrote, %)",
+            f"{med['engine_loop_idle_pct']:.0f} ({med['engine_loop_idle_in_store_pct']:.0f})",
+        )
+        report.row(
+            "  engine: store writing, % of the flood (of it on the CPU, %)",
+            f"{med['engine_store_busy_pct']:.0f} ({med['engine_store_busy_cpu_pct']:.0f})",
+        )
+        report.row(
+            "  engine: loop / store CPU per run (us, medians)",
+            f"{med['engine_loop_cpu_us_per_run']:.0f} / {med['engine_store_cpu_us_per_run']:.0f}",
         )
     report.row(
         "engine CPU per run, 10,000 / 1,000 floods",
@@ -1120,6 +1136,8 @@ class Sizes:
     history: int = 100_000
     wait_s: int = 60
     idle_s: float = 60.0
+    #: Part 7: how many times its floods run, by turns (``bench_flood.py --rounds``).
+    flood_rounds: int = 3
 
     @property
     def per_side(self) -> int:
@@ -1132,7 +1150,7 @@ class Sizes:
             raise SystemExit(f"more Look runs than the workflow's {PER_HOUR_MAX} an hour")
 
 
-QUICK = Sizes(1_000, 200.0, 2.0, 2_000.0, 1.0, 30, 5, 30, 5, idle_s=20.0)
+QUICK = Sizes(1_000, 200.0, 2.0, 2_000.0, 1.0, 30, 5, 30, 5, idle_s=20.0, flood_rounds=1)
 FULL = Sizes(6_000, 200.0, 15.0, 2_000.0, 4.0, 300, 10, 200, 10)
 
 
@@ -1280,7 +1298,7 @@ async def bench(sizes: Sizes) -> Report:
     try:
         await footprint_part(sim, ollama, sizes, report)
         await idle_part(sizes, report)
-        await flood_length_part(report)
+        await flood_length_part(report, sizes.flood_rounds)
     except BaseException:
         await ollama.stop()
         await sim.stop()
