@@ -98,14 +98,10 @@ async def one_flood(n: int, tmp: Path, notes: Arrivals, hass: Any, tag: str) -> 
         # with nothing to run (every run it drives waits on the store), and how much of it
         # while the store's writer ran a batch; the writer in batches, and how much of that
         # on the CPU; the loop's thread and the store's thread on the CPU.
-        "engine_loop_idle_pct": round(100 * idle / wall),
-        "engine_loop_idle_in_store_pct": round(100 * r[f"{span}loop_idle_in_store_s"] / idle)
-        if idle
-        else 0,
-        "engine_store_busy_pct": round(100 * busy / wall),
-        "engine_store_busy_cpu_pct": round(100 * r[f"{span}store_busy_cpu_s"] / busy)
-        if busy
-        else 0,
+        "engine_loop_idle_pct": percent(idle, wall),
+        "engine_loop_idle_in_store_pct": percent(r[f"{span}loop_idle_in_store_s"], idle),
+        "engine_store_busy_pct": percent(busy, wall),
+        "engine_store_busy_cpu_pct": percent(r[f"{span}store_busy_cpu_s"], busy),
         "engine_loop_cpu_us_per_run": round(threads.get(LOOP_THREAD, 0.0) / n * 1e6),
         "engine_store_cpu_us_per_run": round(threads.get(WRITER_THREAD, 0.0) / n * 1e6),
         "engine_us_per_run": r["engine_cpu_us_per_run_actuator"],
@@ -116,6 +112,11 @@ async def one_flood(n: int, tmp: Path, notes: Arrivals, hass: Any, tag: str) -> 
         "notify_engine_us_per_run": r["engine_cpu_us_per_run_notify"],
         "load": load_avg(),
     }
+
+
+def percent(part: float, whole: float) -> int:
+    """``part`` as a whole percentage of ``whole`` (0 when there is no whole)."""
+    return round(100 * part / whole) if whole else 0
 
 
 def _remove_db(db: Path) -> None:

@@ -1060,15 +1060,13 @@ async def idle_part(sizes: Sizes, report: Report) -> None:
     )
 
 
-async def flood_length_part(report: Report, rounds: int) -> None:
-    """Part 7: cost per durable run, 1,000 against 10,000 runs, ``rounds`` times, in a
-    process of its own (``bench_flood.py``), beside Home Assistant's automations."""
+async def flood_length_part(report: Report, rounds: int | None) -> None:
+    """Part 7: cost per durable run, 1,000 against 10,000 runs, ``rounds`` times (None:
+    ``bench_flood.py``'s default), in a process of its own, beside Home Assistant's
+    automations."""
+    args = [] if rounds is None else ["--rounds", str(rounds)]
     proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        str(SCRIPTS / "bench_flood.py"),
-        "--rounds",
-        str(rounds),
-        stdout=asyncio.subprocess.PIPE,
+        sys.executable, str(SCRIPTS / "bench_flood.py"), *args, stdout=asyncio.subprocess.PIPE
     )
     out, _ = await proc.communicate()
     if proc.returncode != 0:
@@ -1136,8 +1134,9 @@ class Sizes:
     history: int = 100_000
     wait_s: int = 60
     idle_s: float = 60.0
-    #: Part 7: how many times its floods run, by turns (``bench_flood.py --rounds``).
-    flood_rounds: int = 3
+    #: Part 7: how many times its floods run, by turns (``bench_flood.py --rounds``; None:
+    #: that script's own default).
+    flood_rounds: int | None = None
 
     @property
     def per_side(self) -> int:
