@@ -117,6 +117,26 @@ async def test_failed_operation_fails_alone(db: Path) -> None:
     await store.close()
 
 
+async def test_one_commit_settles_each_waiter_with_its_own_value(db: Path) -> None:
+    """Operations queued in one turn commit as one batch; each future gets its own
+    operation's value, a kept row no error, and every write counts as settled."""
+    store = await Store.open(db)
+    before = store.settled
+    store.execute_nowait("INSERT INTO workflow_marks VALUES ('r1','w',1,NULL,0,'[]')")
+    kept = store.execute_kept(
+        "INSERT INTO workflow_marks VALUES ('r2','w',1,NULL,0,'[]')", (), "r2"
+    )
+    counted = store.execute("UPDATE workflow_marks SET workflow_id='v' WHERE run_id IN ('r1','r2')")
+    read = store.submit(lambda c: c.execute("SELECT count(*) FROM workflow_marks").fetchone())
+    durable = store.flush(durable=True)
+    assert await counted == 2
+    assert await read == (2,)
+    assert await durable is None
+    assert kept.error is None
+    assert store.settled - before == 5
+    await store.close()
+
+
 def _sqlite_memory_used() -> int:
     """Bytes the SQLite library holds in this process (its page caches among them)."""
     used = ctypes.CDLL(_sqlite3.__file__).sqlite3_memory_used

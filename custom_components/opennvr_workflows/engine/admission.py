@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import math
 import secrets
 import time
 from collections.abc import Iterable, Sequence
@@ -139,6 +140,9 @@ class Delivered:
 
     def __init__(self) -> None:
         self._runs: dict[tuple[str, str], tuple[str, float]] = {}
+        #: When the oldest entry was added (or earlier): checked at every add instead of
+        #: reading the dict's first entry, which skips every entry trimmed before it.
+        self._oldest_at = math.inf
 
     def run_of(self, workflow_id: str, event: NvrEvent) -> str | None:
         """The run this alert already started for this workflow, if it is a redelivery."""
@@ -151,14 +155,15 @@ class Delivered:
         if event.alert_id is None or event.source not in REDELIVERING:
             return
         self._runs[(workflow_id, event.alert_id)] = (run_id, now)
-        oldest = next(iter(self._runs.items()))
-        if oldest[1][1] < now - DELIVERED_WINDOW_S or len(self._runs) > DELIVERED_MAX:
+        self._oldest_at = min(self._oldest_at, now)
+        if self._oldest_at < now - DELIVERED_WINDOW_S or len(self._runs) > DELIVERED_MAX:
             self._trim(now)
 
     def restore(self, rows: Iterable[tuple[str, str, str, float]]) -> None:
         """``(workflow_id, alert_id, run_id, started_at)`` rows, oldest first."""
         for workflow_id, alert_id, run_id, started_at in rows:
             self._runs[(workflow_id, alert_id)] = (run_id, started_at)
+            self._oldest_at = min(self._oldest_at, started_at)
 
     def forget(self, run_id: str) -> None:
         """A run whose row could not be written: its alert, delivered again, starts anew."""
@@ -173,8 +178,10 @@ class Delivered:
         while self._runs:
             key, (_, at) = next(iter(self._runs.items()))
             if at >= cutoff and len(self._runs) <= DELIVERED_MAX:
-                break
+                self._oldest_at = at
+                return
             del self._runs[key]
+        self._oldest_at = math.inf
 
 
 class Admission:

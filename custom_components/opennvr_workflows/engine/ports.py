@@ -170,6 +170,9 @@ class Clock(Protocol):
     def now(self) -> datetime:
         """The current time, timezone-aware."""
 
+    def now_ts(self) -> float:
+        """:meth:`now` as a POSIX timestamp (what every row of the database holds)."""
+
     def monotonic(self) -> float:
         """Seconds on a clock that never goes back, for durations."""
 
@@ -182,6 +185,12 @@ class SystemClock:
 
     def now(self) -> datetime:
         return datetime.now(UTC)
+
+    def now_ts(self) -> float:
+        """The value ``now().timestamp()`` gives (whole microseconds over 10**6, as a
+        ``datetime`` holds them), without building the ``datetime``: a run reads the time
+        five or six times, and the ``datetime`` was most of what that cost."""
+        return time.time_ns() // 1000 / 1_000_000
 
     def monotonic(self) -> float:
         return time.monotonic()
@@ -203,7 +212,7 @@ class SiteClock:
 
     def now_ts(self) -> float:
         """Now, as the POSIX timestamp every row of the database holds."""
-        return self.clock.now().timestamp()
+        return self.clock.now_ts()
 
     def local_now(self) -> datetime:
         """Now on the site's wall clock (time windows and schedules read it)."""

@@ -116,8 +116,14 @@ def trigger_values(workflow: model.Workflow, event: NvrEvent) -> dict[str, Any]:
     for name in trigger_placeholders(workflow.when):
         values.setdefault(name, None)
     values["workflow"] = workflow.name
-    values["date"] = event.time.date().isoformat()
+    values["date"] = event.iso_time()[:10]
     return values
+
+
+def to_seconds(iso: str) -> str:
+    """An ISO 8601 time as ``isoformat(timespec="seconds")`` writes it: the fraction of
+    the second (``.ffffff``, present only when not zero) dropped, the offset kept."""
+    return iso[:19] + iso[26:] if iso[19:20] == "." else iso
 
 
 def event_values(event: NvrEvent) -> dict[str, Any]:
@@ -138,7 +144,7 @@ def event_values(event: NvrEvent) -> dict[str, Any]:
         track=event.track_id,
         plate=event.plate if event.plate is not None else values.get("plate"),
         labels=", ".join(sorted(event.labels)),
-        time=event.time.isoformat(timespec="seconds"),
+        time=to_seconds(event.iso_time()),
     )
     if "description" not in values:
         values["description"] = event.payload.get("description")

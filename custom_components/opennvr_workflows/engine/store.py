@@ -526,13 +526,11 @@ class Store:
         if durable != self._full:
             conn.execute(f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}")
             self._full = durable
-        results: list[tuple[bool, Any]] = []
         changes = conn.total_changes
         synced = durable
         try:
             conn.execute("BEGIN IMMEDIATE")
-            for op, _, _ in batch:
-                results.append((True, op(conn)))
+            values = [op(conn) for op, _, _ in batch]
             if durable:
                 self._carry_sync(conn, changes)
             conn.execute("COMMIT")
@@ -552,10 +550,25 @@ class Store:
                         (False, err) if item[2] else result
                         for item, result in zip(batch, results, strict=True)
                     ]
+            self._count_batch(conn, batch, durable, synced, changes)
+            self._loop.call_soon_threadsafe(_settle, batch, results, self)
+            return
+        self._count_batch(conn, batch, durable, synced, changes)
+        self._loop.call_soon_threadsafe(_settle_committed, batch, values, self)
+
+    def _count_batch(
+        self,
+        conn: sqlite3.Connection,
+        batch: list[_Item],
+        durable: bool,
+        synced: bool,
+        changes: int,
+    ) -> None:
+        """Note the batch's commit (what is synced, when the checkpointer wakes) and count
+        the durable requests it served, before the loop settles its futures."""
         self._note_commit(conn, synced, changes)
         if durable:
             self.durable_requests += sum(1 for item in batch if item[2])
-        self._loop.call_soon_threadsafe(_settle, batch, results, self)
 
     def _carry_sync(self, conn: sqlite3.Connection, changes_before: int) -> None:
         """Make this durable commit write a page, so that its sync happens.
@@ -629,6 +642,16 @@ def _noop(_: sqlite3.Connection) -> None:
 def _resolve(future: asyncio.Future[None]) -> None:
     if not future.done():
         future.set_result(None)
+
+
+def _settle_committed(batch: list[_Item], values: list[Any], store: Store) -> None:
+    """A batch that committed as one transaction: every operation succeeded, so only the
+    futures waiting on them need their values (a flood's batches hold a few thousand
+    operations, most with no future; this runs on the loop)."""
+    store.settled += len(batch)
+    for (_, fut, _), value in zip(batch, values, strict=True):
+        if fut is not None and not fut.done():
+            fut.set_result(value)
 
 
 def _settle(batch: list[_Item], results: list[tuple[bool, Any]], store: Store) -> None:

@@ -41,6 +41,9 @@ class ManualClock:
     def now(self) -> datetime:
         return self._now
 
+    def now_ts(self) -> float:
+        return self._now.timestamp()
+
     def monotonic(self) -> float:
         return self._mono
 
