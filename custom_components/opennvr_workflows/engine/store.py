@@ -646,8 +646,8 @@ def _resolve(future: asyncio.Future[None]) -> None:
 
 def _settle_committed(batch: list[_Item], values: list[Any], store: Store) -> None:
     """A batch that committed as one transaction: every operation succeeded, so only the
-    futures waiting on them need their values (a flood's batches hold a few thousand
-    operations, most with no future; this runs on the loop)."""
+    futures waiting on them need their values (a batch holds up to :data:`MAX_BATCH`
+    operations, in a flood most of them with no future; this runs on the loop)."""
     store.settled += len(batch)
     for (_, fut, _), value in zip(batch, values, strict=True):
         if fut is not None and not fut.done():
