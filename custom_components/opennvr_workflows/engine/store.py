@@ -528,6 +528,9 @@ class Store:
             self._full = durable
         changes = conn.total_changes
         synced = durable
+        values: list[Any] = []
+        # Set only when the batch failed and ran one operation at a time.
+        results: list[tuple[bool, Any]] | None = None
         try:
             conn.execute("BEGIN IMMEDIATE")
             values = [op(conn) for op, _, _ in batch]
@@ -550,25 +553,13 @@ class Store:
                         (False, err) if item[2] else result
                         for item, result in zip(batch, results, strict=True)
                     ]
-            self._count_batch(conn, batch, durable, synced, changes)
-            self._loop.call_soon_threadsafe(_settle, batch, results, self)
-            return
-        self._count_batch(conn, batch, durable, synced, changes)
-        self._loop.call_soon_threadsafe(_settle_committed, batch, values, self)
-
-    def _count_batch(
-        self,
-        conn: sqlite3.Connection,
-        batch: list[_Item],
-        durable: bool,
-        synced: bool,
-        changes: int,
-    ) -> None:
-        """Note the batch's commit (what is synced, when the checkpointer wakes) and count
-        the durable requests it served, before the loop settles its futures."""
         self._note_commit(conn, synced, changes)
         if durable:
             self.durable_requests += sum(1 for item in batch if item[2])
+        if results is None:
+            self._loop.call_soon_threadsafe(_settle_committed, batch, values, self)
+        else:
+            self._loop.call_soon_threadsafe(_settle, batch, results, self)
 
     def _carry_sync(self, conn: sqlite3.Connection, changes_before: int) -> None:
         """Make this durable commit write a page, so that its sync happens.

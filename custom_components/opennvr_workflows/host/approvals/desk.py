@@ -648,7 +648,7 @@ class ApprovalDesk:
     def _past_deadline(self, ticket: Ticket) -> bool:
         """Whether the question's time is up, by the engine's clock (the one that set the
         deadline and takes the timeout)."""
-        now = self.engine.clock.now().timestamp() if self.engine is not None else _now()
+        now = self.engine.clock.now_ts() if self.engine is not None else _now()
         return now >= ticket.expires_at
 
     def _image(self, ticket: Ticket) -> str | None:
