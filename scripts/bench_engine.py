@@ -129,10 +129,14 @@ class Span:
     loop_idle_s: float = 0.0
     threads_cpu_s: dict[str, float] = field(default_factory=dict)
     #: The store's writer: its wall seconds inside batches (reading the queue aside), its
-    #: CPU seconds there, and the seconds of the loop's idle that fell inside a batch.
+    #: CPU seconds there, and the seconds of the loop's idle that fell inside a batch; the
+    #: same wall seconds and idle for the synced batches alone (those a durable flush asked
+    #: for, which end with the disk's sync).
     store_busy_s: float = 0.0
     store_busy_cpu_s: float = 0.0
     loop_idle_in_store_s: float = 0.0
+    store_synced_s: float = 0.0
+    loop_idle_in_sync_s: float = 0.0
 
 
 def threads_cpu() -> dict[int, tuple[str, float]]:
@@ -181,24 +185,30 @@ def loop_idle_counted(span: Span) -> Iterator[None]:
             del selector.select  # the class's method is back
         else:
             selector.select = own  # an enclosing span's counter
-        span.store_busy_s = sum(end - start for start, end, _ in batches)
-        span.store_busy_cpu_s = sum(cpu for _, _, cpu in batches)
-        span.loop_idle_in_store_s = overlap(idle, [(start, end) for start, end, _ in batches])
+        span.store_busy_s = sum(end - start for start, end, _, _ in batches)
+        span.store_busy_cpu_s = sum(cpu for _, _, cpu, _ in batches)
+        span.loop_idle_in_store_s = overlap(idle, [(start, end) for start, end, _, _ in batches])
+        synced = [(start, end) for start, end, _, sync in batches if sync]
+        span.store_synced_s = sum(end - start for start, end in synced)
+        span.loop_idle_in_sync_s = overlap(idle, synced)
 
 
 @contextmanager
-def store_batches_timed() -> Iterator[list[tuple[float, float, float]]]:
-    """Each batch the store's writer runs meanwhile: its start and end (``perf_counter``)
-    and the writer's CPU seconds in it (appended on the writer's thread)."""
-    batches: list[tuple[float, float, float]] = []
+def store_batches_timed() -> Iterator[list[tuple[float, float, float, bool]]]:
+    """Each batch the store's writer runs meanwhile: its start and end (``perf_counter``),
+    the writer's CPU seconds in it, and whether it was synced (a durable flush in it:
+    the batch's third field, as ``Store._run_batch`` reads it); appended on the writer's
+    thread."""
+    batches: list[tuple[float, float, float, bool]] = []
     run_batch = Store._run_batch
 
     def timed(self: Store, conn: Any, batch: Any) -> None:
         started, cpu = time.perf_counter(), time.thread_time()
+        synced = any(item[2] for item in batch)
         try:
             run_batch(self, conn, batch)
         finally:
-            batches.append((started, time.perf_counter(), time.thread_time() - cpu))
+            batches.append((started, time.perf_counter(), time.thread_time() - cpu, synced))
 
     Store._run_batch = timed  # type: ignore[method-assign]
     try:
@@ -260,6 +270,8 @@ class Report:
             self.result[f"{key}__store_busy_s"] = round(span.store_busy_s, 3)
             self.result[f"{key}__store_busy_cpu_s"] = round(span.store_busy_cpu_s, 3)
             self.result[f"{key}__loop_idle_in_store_s"] = round(span.loop_idle_in_store_s, 3)
+            self.result[f"{key}__store_synced_s"] = round(span.store_synced_s, 3)
+            self.result[f"{key}__loop_idle_in_sync_s"] = round(span.loop_idle_in_sync_s, 3)
 
     def ratio(self, key: str, label: str, ours: str, theirs: str, target: str = "") -> None:
         a, b = self.result.get(ours), self.result.get(theirs)

@@ -15,8 +15,9 @@ over the rounds and its range. The goal: the cost per run flat in the flood's le
 the share the loop's thread waited in its selector with nothing to run (every run it drives
 waits on the store's commit) and how much of that wait fell while the store's writer was
 running a batch; the share of the flood the writer spent in batches and how much of that it
-was on the CPU (the rest: the disk's sync, and waiting for the GIL the loop holds); the CPU
-per run of the loop's thread and of the store's.
+was on the CPU (the rest: the disk's sync, and waiting for the GIL the loop holds); the share
+in synced batches (those a durable flush asked for, ended by the disk's sync) and how much of
+the loop's wait fell in them; the CPU per run of the loop's thread and of the store's.
 
 ``--levers`` measures this session's levers side by side in the same process, each on the
 same floods: ``before`` (as the engine was: the event hub started a task per event, a
@@ -96,12 +97,15 @@ async def one_flood(n: int, tmp: Path, notes: Arrivals, hass: Any, tag: str) -> 
         "n": n,
         # Where the engine flood's wall time went: the loop's thread waiting in its selector
         # with nothing to run (every run it drives waits on the store), and how much of it
-        # while the store's writer ran a batch; the writer in batches, and how much of that
-        # on the CPU; the loop's thread and the store's thread on the CPU.
+        # while the store's writer ran a batch, and a synced one (the disk's sync ends it);
+        # the writer in batches, how much of that on the CPU, and in synced batches; the
+        # loop's thread and the store's thread on the CPU.
         "engine_loop_idle_pct": percent(idle, wall),
         "engine_loop_idle_in_store_pct": percent(r[f"{span}loop_idle_in_store_s"], idle),
+        "engine_loop_idle_in_sync_pct": percent(r[f"{span}loop_idle_in_sync_s"], idle),
         "engine_store_busy_pct": percent(busy, wall),
         "engine_store_busy_cpu_pct": percent(r[f"{span}store_busy_cpu_s"], busy),
+        "engine_store_synced_pct": percent(r[f"{span}store_synced_s"], wall),
         "engine_loop_cpu_us_per_run": round(threads.get(LOOP_THREAD, 0.0) / n * 1e6),
         "engine_store_cpu_us_per_run": round(threads.get(WRITER_THREAD, 0.0) / n * 1e6),
         "engine_us_per_run": r["engine_cpu_us_per_run_actuator"],

@@ -1102,6 +1102,10 @@ async def flood_length_part(report: Report, rounds: int | None) -> None:
             f"{med['engine_store_busy_pct']:.0f} ({med['engine_store_busy_cpu_pct']:.0f})",
         )
         report.row(
+            "  engine: synced commits, % of the flood (of the loop's idle in them, %)",
+            f"{med['engine_store_synced_pct']:.0f} ({med['engine_loop_idle_in_sync_pct']:.0f})",
+        )
+        report.row(
             "  engine: loop / store CPU per run (us, medians)",
             f"{med['engine_loop_cpu_us_per_run']:.0f} / {med['engine_store_cpu_us_per_run']:.0f}",
         )
