@@ -9,7 +9,7 @@ production (asyncio debug off, logging at WARNING, its own event loop and execut
 blocking-call detector on; :func:`start_home_assistant`, which ``bench_ha.py`` uses too), and
 the packages only the tests install are hidden from it (:data:`DEV_ONLY`); the integration's
 bytecode is written at the first start and read at the measured ones, as a production Home
-Assistant has it from its second start (``sys.dont_write_bytecode`` below).
+Assistant has it from its second start (``sys.dont_write_bytecode``, set by :func:`main`).
 
 Modes (the parent passes the sites' addresses; the last line printed is one JSON object):
 
@@ -63,16 +63,6 @@ from typing import Any, Final
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-#: A production Home Assistant writes a custom integration's bytecode (``__pycache__``) at its
-#: first start and reads it at every start after: neither its container image nor the Python
-#: image under it sets ``PYTHONDONTWRITEBYTECODE``, and Home Assistant's own code and its
-#: dependencies come compiled. A development environment that sets it would have this process
-#: compile the integration from its source at every start, which a production start does not
-#: pay: measured here, the import took 18.8 and 19.1 MB and 0.72 and 0.63 s compiling, 16.5
-#: and 16.6 MB and 0.28 and 0.31 s from bytecode. ``prepare`` is the first start and writes
-#: the bytecode; ``measure`` and ``idle`` read it. (It holds in any process that imports this
-#: module: ``bench_ha.py`` and ``bench_flood.py`` import it before the integration.)
-sys.dont_write_bytecode = False
 #: The integration's manifest (its requirements and the components it depends on).
 MANIFEST: Final = json.loads(
     (ROOT / "custom_components" / "opennvr_workflows" / "manifest.json").read_text()
@@ -781,6 +771,16 @@ def parse_cost(frame: dict[str, Any]) -> dict[str, Any]:
 
 
 def main() -> None:
+    # A production Home Assistant writes a custom integration's bytecode (``__pycache__``) at
+    # its first start and reads it at every start after: neither its container image nor the
+    # Python image under it sets ``PYTHONDONTWRITEBYTECODE``, and Home Assistant's own code
+    # and its dependencies come compiled. A development environment that sets it would have
+    # this process compile the integration from its source at every start, which a
+    # production start does not pay: measured here, the import took 18.8 and 19.1 MB and 0.72
+    # and 0.63 s compiling, 16.5 and 16.6 MB and 0.28 and 0.31 s from bytecode. ``prepare``
+    # is the first start and writes the bytecode; ``measure`` and ``idle`` read it. Set here,
+    # for this script's own process, not where a test imports its helpers.
+    sys.dont_write_bytecode = False
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("mode", choices=("prepare", "measure", "idle"))
     parser.add_argument("--config", required=True)
