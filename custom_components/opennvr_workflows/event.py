@@ -49,7 +49,7 @@ def event_attributes(event: NvrEvent, ai_derived: bool = False) -> dict[str, Any
         "labels": sorted(event.labels) or None,
         "correlation_id": event.correlation_id,
         "source": event.source,
-        "fired_at": event.time.isoformat(),
+        "fired_at": event.iso_time(),
         "ai_derived": ai_derived,
     }
     return {key: value for key, value in attrs.items() if value is not None}
