@@ -2,8 +2,9 @@
 """What the integration costs a running Home Assistant: memory, start-up and idle CPU.
 
 The Home Assistant side of ``scripts/bench_ha.py``'s footprint parts, run in a process of
-its own so that nothing else lives in it: the simulator and the Ollama fake run in the
-parent (``bench_ha.py``), and this process imports the integration only when it is
+its own so that nothing else lives in it: the simulator and the Ollama fake run in a
+process of theirs (``bench_fakes.py``, started by ``bench_ha.py``), and this process imports
+the integration only when it is
 measured (importing it is part of what it costs). Home Assistant is started here as in
 production (asyncio debug off, logging at WARNING, its own event loop and executor, the
 blocking-call detector on; :func:`start_home_assistant`, which ``bench_ha.py`` uses too), and

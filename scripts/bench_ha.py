@@ -5,7 +5,12 @@ Home Assistant is started here as it runs in production (asyncio debug mode off,
 WARNING, Home Assistant's own event loop and executor, the blocking-call detector on), not
 inside pytest, whose fixtures turn debug mode on and logging to INFO. One process, on one core.
 It loads the real config entry against the OpenNVR simulator (200 cameras, 1080p snapshots)
-and the Ollama-API fake, with 51 workflow files in ``<config>/opennvr_workflows/``.
+and the Ollama-API fake, with 51 workflow files in ``<config>/opennvr_workflows/``. The two
+fakes run in a process of their own (``bench_fakes.py``), on the other cores where there are
+any, as production's NVR and model server do: served from this process, their HTTP serving
+and the simulator's drawing of a 1080p frame for every snapshot ran on Home Assistant's
+loop and core and were charged to the integration (only the time inside their two handlers
+was taken off).
 
 1. **Events through Home Assistant.** 50 rule-only workflows (each on 4 of the 200 cameras, a
    notify as first step) against 50 native automations doing the same (4 ``event`` triggers
@@ -27,6 +32,8 @@ and the Ollama-API fake, with 51 workflow files in ``<config>/opennvr_workflows/
    the decided branch's first step (a logbook line) reaches Home Assistant. The time the two
    fakes spend on their own work (the simulator drawing and encoding its 1080p frame, the
    Ollama fake handling the chat) is timed inside them and subtracted; the rest is ours.
+   The entry starts with 5,000 pictures kept from earlier Look runs (their index as a busy
+   month leaves it, within the default bounds), as a home has them.
 3. **The AI Task entity's overhead over the look action, model excluded.** The same question
    about the same camera, asked by turns through ``opennvr_workflows.look`` (three frames,
    a decision) and through ``ai_task.generate_data`` on the site's AI Task entity (a camera
@@ -37,7 +44,7 @@ and the Ollama-API fake, with 51 workflow files in ``<config>/opennvr_workflows/
    the camera entity, the structure's mapping, and the run, trace and evidence it keeps.
 
 4. **Memory** (run first, like 5 to 7, in a Home Assistant process of its own,
-   ``bench_footprint.py``, while this one only serves the fakes): the resident memory (RSS)
+   ``bench_footprint.py``, while this one waits): the resident memory (RSS)
    and Python's allocated blocks of a running Home Assistant before the integration is
    imported, after the import (by Home Assistant's loader, in its executor), and after the
    entry's setup on the 200 cameras with 50 workflow files (42 rule-only ones, 4 whose runs
@@ -104,6 +111,7 @@ from typing import Any, Final
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench_fakes import MODEL_SERVER, NVR_RENDER, FakesProcess  # noqa: E402
 from bench_footprint import (  # noqa: E402  (bench_engine imports them here)
     run_as_in_production,
     start_home_assistant,
@@ -139,6 +147,11 @@ from custom_components.opennvr_workflows.const import (  # noqa: E402
 from custom_components.opennvr_workflows.coordinator import OpenNVRRuntime  # noqa: E402
 from custom_components.opennvr_workflows.engine import NvrEvent  # noqa: E402
 from custom_components.opennvr_workflows.host.ids import camera_unique_id  # noqa: E402
+from custom_components.opennvr_workflows.host.model.evidence_store import (  # noqa: E402
+    Kept,
+    evidence_folder,
+    evidence_key,
+)
 from tests.fakes.ollama_server import FakeOllama, FromSchema  # noqa: E402
 from tests.fakes.opennvr_sim import OpenNVRSimulator, SimCamera, SimConfig  # noqa: E402
 
@@ -147,6 +160,12 @@ WORKFLOWS: Final = 50
 PER_WORKFLOW: Final = CAMERAS // WORKFLOWS
 #: The contract's ceiling on a workflow's runs per hour: a run never offers more than this.
 PER_HOUR_MAX: Final = 360
+#: The Ollama fake's answers: to the Look runs (part 2), then to the look action and the AI
+#: Task (part 3).
+LOOK_REPLY: Final = {"decision": "visitor", "reason": "a courier", "confidence": 0.9}
+TASK_REPLY: Final = {"decision": "parcel", "reason": "a box", "confidence": 0.9}
+#: The pictures the Look runs find kept (a busy month's, within the default bounds).
+PICTURES_KEPT: Final = 5_000
 NOTIFY: Final = "bench_capture"
 BUS_EVENT: Final = "opennvr_bench_alert"
 LOOK_WORKFLOW: Final = "look_bench"
@@ -259,19 +278,19 @@ def make_config_dir() -> Path:
 # ── Home Assistant, started as in production ──────────────────────────────────────────────
 
 
-def site_entry(sim: OpenNVRSimulator, ollama: FakeOllama) -> ConfigEntry:
+def site_entry(fakes: FakesProcess) -> ConfigEntry:
     """The entry the config flow makes for the simulated site, AI on the Ollama fake, every
     camera mapped to a role, the approvers' phone the benchmark's notify service."""
     flow = OpenNVRWorkflowsConfigFlow
     return ConfigEntry(
-        data={CONF_URL: sim.url, CONF_TOKEN: sim.config.token, CONF_VERIFY_SSL: True},
+        data={CONF_URL: fakes.sim_url, CONF_TOKEN: fakes.config.token, CONF_VERIFY_SSL: True},
         discovery_keys=MappingProxyType({}),
         domain=DOMAIN,
         minor_version=flow.MINOR_VERSION,
         options={
             CONF_TRANSPORT: TRANSPORT_WEBSOCKET,
             CONF_AI_ENABLED: True,
-            CONF_OLLAMA_URL: ollama.url,
+            CONF_OLLAMA_URL: fakes.ollama_url,
             CONF_VISION_MODEL: VISION_MODEL,
             CONF_CAMERA_ROLES: {role(c): str(c) for c in range(1, CAMERAS + 1)},
             CONF_APPROVERS: {"users": [], "notify": [f"notify.{NOTIFY}"]},
@@ -280,8 +299,8 @@ def site_entry(sim: OpenNVRSimulator, ollama: FakeOllama) -> ConfigEntry:
         },
         source=SOURCE_USER,
         subentries_data=None,
-        title=sim.config.name,
-        unique_id=sim.config.site_id,
+        title=fakes.config.name,
+        unique_id=fakes.config.site_id,
         version=flow.VERSION,
     )
 
@@ -460,9 +479,15 @@ def look_alert(alert_id: str) -> NvrEvent:
 
 
 async def time_looks(
-    hass: HomeAssistant, runtime: OpenNVRRuntime, watch: Stopwatch, runs: int, warmup: int
+    hass: HomeAssistant,
+    runtime: OpenNVRRuntime,
+    watch: Stopwatch,
+    fakes: FakesProcess,
+    runs: int,
+    warmup: int,
 ) -> list[dict[str, float]]:
-    """Look runs one at a time: each run's seconds, in all and inside each timed part."""
+    """Look runs one at a time: each run's seconds, in all, inside each timed part, and
+    in the fakes' own work."""
     ended: dict[str, float] = {}
     done = asyncio.Event()
 
@@ -482,6 +507,7 @@ async def time_looks(
         for i in range(warmup + runs):
             alert_id = f"look-{i}"
             event = look_alert(alert_id)
+            await fakes.take()  # their count starts from this run
             await asyncio.sleep(0.005)  # the previous run's writes and updates settle
             done.clear()
             watch.reset()
@@ -492,7 +518,8 @@ async def time_looks(
                     await done.wait()
                     done.clear()
             if i >= warmup:
-                rows.append({"total": ended[alert_id] - t0, **watch.parts})
+                total = ended[alert_id] - t0
+                rows.append({"total": total, **watch.parts, **await fakes.take()})
     finally:
         unsubscribe()
         watch.undo()
@@ -502,8 +529,7 @@ async def time_looks(
 async def look_overhead(
     hass: HomeAssistant,
     runtime: OpenNVRRuntime,
-    sim: OpenNVRSimulator,
-    ollama: FakeOllama,
+    fakes: FakesProcess,
     watch: Stopwatch,
     sizes: Sizes,
 ) -> dict[str, Any]:
@@ -511,8 +537,8 @@ async def look_overhead(
     model, with what the model was sent."""
     host = runtime.workflows
     assert host is not None
-    chats_before = len(ollama.chats)
-    rows = await time_looks(hass, runtime, watch, sizes.look_runs, sizes.look_warmup)
+    chats_before, _, _ = await fakes.chats()
+    rows = await time_looks(hass, runtime, watch, fakes, sizes.look_runs, sizes.look_warmup)
     await host.engine.idle()
     every = sizes.look_runs + sizes.look_warmup
     outcomes = []
@@ -521,31 +547,31 @@ async def look_overhead(
         outcomes += [s["outcome"] for s in detail["steps"] if s["path"] == "then.0"]
     if outcomes != ["visitor"] * every:
         raise SystemExit(f"Look runs did not all decide through the model: {outcomes[:5]}")
-    last = ollama.chats[-1]
-    sent = last.images[0] if last.images else b""
+    chats, request_bytes, sent = await fakes.chats()
 
     def ms(key: Callable[[dict[str, float]], float]) -> list[float]:
         return sorted(key(r) * 1000 for r in rows)
 
-    ours = ms(lambda r: r["total"] - r["nvr_render"] - r["model_server"])
+    ours = ms(lambda r: r["total"] - r[NVR_RENDER] - r[MODEL_SERVER])
     parts = {
-        "fetch": ms(lambda r: r["fetch"] - r["nvr_render"]),
+        "fetch": ms(lambda r: r["fetch"] - r[NVR_RENDER]),
         "prepare": ms(lambda r: r["prepare"]),
-        "model_call": ms(lambda r: r["model_call"] - r["model_server"]),
+        "model_call": ms(lambda r: r["model_call"] - r[MODEL_SERVER]),
         # The fetch and the model call include the fakes' time, so this is ours alone.
         "engine": ms(lambda r: r["total"] - r["fetch"] - r["prepare"] - r["model_call"]),
-        "fakes": ms(lambda r: r["nvr_render"] + r["model_server"]),
+        "fakes": ms(lambda r: r[NVR_RENDER] + r[MODEL_SERVER]),
         "total": ms(lambda r: r["total"]),
     }
     return {
         "look_runs": len(rows),
-        "look_model_calls_per_run": round((len(ollama.chats) - chats_before) / every, 2),
+        "look_model_calls_per_run": round((chats - chats_before) / every, 2),
         "look_overhead_p50_ms": quantile(ours, 0.5),
         "look_overhead_p99_ms": quantile(ours, 0.99),
         **{f"look_{k}_p50_ms": quantile(v, 0.5) for k, v in parts.items()},
-        "look_source_picture": picture_size(sim.draw_frame(sim.config.cameras[0])),
+        "look_source_picture": picture_size(await fakes.frame()),
         "look_sent_picture": picture_size(sent) if sent else "none",
-        "look_request_kib": round(len(json.dumps(last.body)) / 1024, 1),
+        "look_request_kib": round(request_bytes / 1024, 1),
+        "fakes_cores": fakes.cores,
     }
 
 
@@ -569,7 +595,7 @@ def without_frame_gap() -> Callable[[], None]:
 
 
 async def task_overhead(
-    hass: HomeAssistant, runtime: OpenNVRRuntime, watch: Stopwatch, sizes: Sizes
+    hass: HomeAssistant, runtime: OpenNVRRuntime, fakes: FakesProcess, sizes: Sizes
 ) -> dict[str, Any]:
     """Part 3: the look action and the AI Task, by turns, each less the fakes' own time."""
     site_id = runtime.info.site_id
@@ -603,16 +629,16 @@ async def task_overhead(
     try:
         for i in range(sizes.task_warmup + sizes.task_runs):
             for side, (domain, service, data) in calls.items():
+                await fakes.take()  # their count starts from this call
                 await asyncio.sleep(0.005)  # the previous call's writes settle
-                watch.reset()
                 t0 = time.perf_counter()
                 answers[side] = await hass.services.async_call(
                     domain, service, data, blocking=True, return_response=True
                 )
                 spent = time.perf_counter() - t0
                 if i >= sizes.task_warmup:
-                    fakes = watch.parts["nvr_render"] + watch.parts["model_server"]
-                    timed[side].append((spent - fakes) * 1000)
+                    own = sum((await fakes.take()).values())
+                    timed[side].append((spent - own) * 1000)
     finally:
         undo()
     answer = answers["task"]["data"] if answers.get("task") else None
@@ -780,16 +806,14 @@ def fill_history(db: Path, decisions: int) -> dict[str, float]:
     }
 
 
-async def child(
-    mode: str, config_dir: Path, sim: OpenNVRSimulator, ollama: FakeOllama, *extra: str
-) -> dict[str, Any]:
-    """Run ``bench_footprint.py <mode>`` while this process keeps serving the fakes; its
-    last line (one JSON object)."""
+async def child(mode: str, config_dir: Path, fakes: FakesProcess, *extra: str) -> dict[str, Any]:
+    """Run ``bench_footprint.py <mode>`` against the fakes' process; its last line (one
+    JSON object)."""
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         str(SCRIPTS / "bench_footprint.py"),
         mode,
-        *site_args(config_dir, sim, ollama),
+        *site_args(config_dir, fakes.sim_url, fakes.config, fakes.ollama_url),
         *extra,
         stdout=asyncio.subprocess.PIPE,
     )
@@ -799,20 +823,18 @@ async def child(
     return dict(json.loads(out.decode().strip().splitlines()[-1]))
 
 
-def site_args(config_dir: Path, sim: OpenNVRSimulator, ollama: FakeOllama) -> list[str]:
+def site_args(config_dir: Path, sim_url: str, site: SimConfig, ollama_url: str) -> list[str]:
     return [
         "--config", str(config_dir),
-        "--url", sim.url,
-        "--token", sim.config.token,
-        "--site-id", sim.config.site_id,
-        "--ollama", ollama.url,
-        "--cameras", str(len(sim.config.cameras)),
+        "--url", sim_url,
+        "--token", site.token,
+        "--site-id", site.site_id,
+        "--ollama", ollama_url,
+        "--cameras", str(len(site.cameras)),
     ]  # fmt: skip
 
 
-async def footprint_part(
-    sim: OpenNVRSimulator, ollama: FakeOllama, sizes: Sizes, report: Report
-) -> None:
+async def footprint_part(fakes: FakesProcess, sizes: Sizes, report: Report) -> None:
     """Parts 4 and 5: memory and start-up, in a Home Assistant of their own."""
     from bench_footprint import ENTRY_ID
 
@@ -822,10 +844,8 @@ async def footprint_part(
         filled = await asyncio.to_thread(fill_history, db, sizes.history)
         n = str(sizes.waiting)
         wait_s = str(sizes.wait_s)
-        prepared = await child(
-            "prepare", config_dir, sim, ollama, "--waiting", n, "--wait-s", wait_s
-        )
-        got = await child("measure", config_dir, sim, ollama, "--waiting", n, "--wait-s", wait_s)
+        prepared = await child("prepare", config_dir, fakes, "--waiting", n, "--wait-s", wait_s)
+        got = await child("measure", config_dir, fakes, "--waiting", n, "--wait-s", wait_s)
     finally:
         await asyncio.to_thread(shutil.rmtree, config_dir, True)
     res = report.result
@@ -953,7 +973,7 @@ async def idle_part(sizes: Sizes, report: Report) -> None:
     roles = json.dumps({"front_door": "1", "drive": "2", "garden": "3"})
     proc = await asyncio.create_subprocess_exec(
         sys.executable, str(SCRIPTS / "bench_footprint.py"), "idle",
-        *site_args(config_dir, sim, ollama), "--roles", roles,
+        *site_args(config_dir, sim.url, sim.config, ollama.url), "--roles", roles,
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
     )  # fmt: skip
     assert proc.stdin is not None
@@ -1174,12 +1194,11 @@ class Report:
         self.row(f"ratio ours/automations: {label}", value)
 
 
-async def start_site(
-    hass: HomeAssistant, sim: OpenNVRSimulator, ollama: FakeOllama, report: Report
-) -> OpenNVRRuntime:
+async def start_site(hass: HomeAssistant, fakes: FakesProcess, report: Report) -> OpenNVRRuntime:
     """The config entry and the 50 automations, then Home Assistant's start."""
     t0 = time.perf_counter()
-    entry = site_entry(sim, ollama)
+    entry = site_entry(fakes)
+    await asyncio.to_thread(keep_pictures, hass, entry.entry_id, PICTURES_KEPT)
     await hass.config_entries.async_add(entry)
     if not await async_setup_component(hass, "automation", {"automation": automations()}):
         raise SystemExit("the automations did not set up")
@@ -1200,6 +1219,25 @@ async def start_site(
         entities=len(hass.states.async_all()),
     )
     return runtime
+
+
+def keep_pictures(hass: HomeAssistant, entry_id: str, n: int) -> None:
+    """The pictures a home's Look runs have kept over 20 days, as the entry finds them at
+    its start: their index, and a small stand-in file for each (the index's sizes, 30 KB
+    each, are what the bounds count) (blocking)."""
+    folder = evidence_folder(hass, entry_id)
+    folder.mkdir(parents=True)
+    start = time.time() - 20 * 86400
+    rows = [
+        Kept(f"kept{i:05d}", LOOK_WORKFLOW, "1", start + i * 20 * 86400 / n, f"k{i}.jpg", 30_000)
+        for i in range(n)
+    ]
+    for row in rows:
+        (folder / row.file).write_bytes(b"\xff\xd8")
+    key = evidence_key(entry_id)
+    data = {"kept": [row.as_json() for row in rows]}
+    index = {"version": 1, "minor_version": 1, "key": key, "data": data}
+    (folder.parent / key).write_text(json.dumps(index), encoding="utf-8")
 
 
 def sides(hass: HomeAssistant, runtime: OpenNVRRuntime) -> tuple[Side, Side]:
@@ -1283,49 +1321,35 @@ async def bench(sizes: Sizes) -> Report:
     report = Report()
     config_dir = await asyncio.to_thread(make_config_dir)
     watch = Stopwatch()
-    sim = OpenNVRSimulator(
-        SimConfig(
-            cameras=[SimCamera(c, f"Camera {c}") for c in range(1, CAMERAS + 1)],
-            snapshot_size=(1920, 1080),
-        )
-    )
-    # The fakes' own work, subtracted from the Look step's time.
-    sim.draw_frame = watch.sync("nvr_render", sim.draw_frame)  # type: ignore[method-assign]
-    ollama = FakeOllama()
-    ollama._chat = watch.coro("model_server", ollama._chat)  # type: ignore[method-assign]
-    ollama.default = FromSchema({"decision": "visitor", "reason": "a courier", "confidence": 0.9})
-    await sim.start()
-    await ollama.start()
-    # Parts 4 to 7 first, each Home Assistant in a process of its own while this one only
-    # serves the fakes (its own Home Assistant is not started yet, so it takes no CPU).
+    # The simulator and the Ollama fake in a process of their own, as production's NVR and
+    # model server are: their work is not Home Assistant's (bench_fakes.py).
+    fakes = await FakesProcess.start(CAMERAS, (1920, 1080), LOOK_REPLY)
+    hass: HomeAssistant | None = None
     try:
-        await footprint_part(sim, ollama, sizes, report)
+        # Parts 4 to 7 first, each Home Assistant in a process of its own (this one's own
+        # Home Assistant is not started yet, so it takes no CPU).
+        await footprint_part(fakes, sizes, report)
         await idle_part(sizes, report)
         await flood_length_part(report, sizes.flood_rounds)
-    except BaseException:
-        await ollama.stop()
-        await sim.stop()
-        raise
-    hass = await start_home_assistant(config_dir)
-    try:
+        hass = await start_home_assistant(config_dir)
         notes = Notifications()
         hass.services.async_register("notify", NOTIFY, notes.handle)
-        runtime = await start_site(hass, sim, ollama, report)
+        runtime = await start_site(hass, fakes, report)
         await events_part(sides(hass, runtime), sizes, notes, report)
         assert runtime.workflows is not None
         stats = runtime.workflows.engine.stats
         report.result.update(engine_started=stats.started, engine_dropped=dict(stats.dropped))
-        look = await look_overhead(hass, runtime, sim, ollama, watch, sizes)
+        look = await look_overhead(hass, runtime, fakes, watch, sizes)
         report.result.update(look)
         look_rows(look, report)
-        ollama.default = FromSchema({"decision": "parcel", "reason": "a box", "confidence": 0.9})
-        task = await task_overhead(hass, runtime, watch, sizes)
+        await fakes.reply(TASK_REPLY)
+        task = await task_overhead(hass, runtime, fakes, sizes)
         report.result.update(task)
         task_rows(task, report, load())
     finally:
-        await hass.async_stop()
-        await ollama.stop()
-        await sim.stop()
+        if hass is not None:
+            await hass.async_stop()
+        await fakes.stop()
         # Off the loop: Home Assistant's blocking-call detector watches this thread.
         await asyncio.to_thread(shutil.rmtree, config_dir, True)
     return report
@@ -1355,7 +1379,9 @@ def print_report(report: Report) -> None:
         f"request; {res['look_model_calls_per_run']} model call(s) a run. Each run, one at a "
         "time, is timed from the alert to the decided branch's first step (the decision is in "
         "the step's row by then), minus the time the simulator spends drawing its frame and the "
-        "Ollama fake spends handling the chat (both timed inside them). The parts: fetch = "
+        "Ollama fake spends handling the chat (both timed inside them, in a process of their "
+        f"own on core(s) {res['fakes_cores'] or 'shared'}), with {PICTURES_KEPT:,} pictures "
+        "kept from earlier runs. The parts: fetch = "
         "the snapshot request less the drawing; prepare = decode, downscale, encode; "
         "model_call = the Ollama client's call less the fake's handling (request build, "
         "loopback, parse); engine = the rest (run start, decision, rows, the branch)."

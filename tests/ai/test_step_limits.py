@@ -6,8 +6,10 @@ disagreeing agreement draw. Against the fake Ollama over loopback and the fake N
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import time
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -167,6 +169,26 @@ async def test_a_call_cancelled_before_the_deadline_is_cancelled(
     [row] = calls.rows
     assert (row.kind, row.status) == ("llm", "cancelled")
     assert calls.records[-1].outcome == "cancelled"
+
+
+async def test_a_steps_calls_are_freed_without_the_garbage_collector(
+    fake: FakeOllama, llm: OllamaLLMClient
+) -> None:
+    """A step's calls (its records, rows and client) go as soon as the step lets go of
+    them: kept in a reference cycle, every AI step left them for Python's collector, whose
+    pauses land on whatever run is under way."""
+    calls = StepCalls(llm, model_name=MODEL, max_calls=5, samples=1)
+    fake.script(Answer("a dog"), Answer("nobody"))
+    await calls.sdk.chat(messages=[{"role": "user", "content": "x"}])
+    await calls.tools.chat(messages=[{"role": "user", "content": "y"}])
+    assert [r.outcome for r in calls.records] == ["ok", "ok"]
+    gone = weakref.ref(calls)
+    gc.disable()
+    try:
+        del calls
+        assert gone() is None
+    finally:
+        gc.enable()
 
 
 # ── the pictures count inside the step's seconds ───────────────────────────────────────

@@ -114,3 +114,48 @@ async def test_pictures_stay_within_the_age_and_size_bounds(
     assert not Path(none.folder).exists()  # 0 keeps nothing on disk
     assert none.latest["w"].run_id == "r9"  # still shown until a restart
     await none.async_stop()
+
+
+async def test_the_bounds_count_a_replaced_picture_once_and_a_late_old_one(
+    hass: HomeAssistant, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A picture added within the bounds is not sorted against the others: the store keeps
+    their bytes and the oldest one's time as they change. A run whose later frame replaces
+    its earlier one counts once; a picture older than the age bound that lands after newer
+    ones still goes; and the index written off the loop lists what is kept."""
+    monkeypatch.setattr(evidence_module, "_MB", 1000)  # "megabytes" of 1000 bytes
+    bounds = Retention(evidence_days=30, evidence_mb=1)
+    store = EvidenceStore(hass, "entry", lambda: bounds)
+    await store.async_start()
+    now = datetime.now(UTC)
+
+    def picture(size: int, age: timedelta, run_id: str) -> Evidence:
+        return Evidence(b"\xff\xd8" + b"p" * (size - 2), now - age, run_id, "door")
+
+    store.keep("w", picture(300, timedelta(seconds=3), "r1"))
+    await store.async_flush()
+    store.keep("w", picture(300, timedelta(seconds=2), "r2"))
+    await store.async_flush()
+    store.keep("w", picture(600, timedelta(seconds=1), "r1"))  # r1's later frame
+    await store.async_flush()
+    # 600 + 300 bytes: within the bound, were r1's first frame not counted as well.
+    assert list(store.kept) == ["r2", "r1"]
+    assert store.kept["r1"].size == 600
+
+    store.keep("w", picture(50, timedelta(days=40), "late"))  # past the age bound
+    await store.async_flush()
+    assert "late" not in store.kept
+    assert sorted(p.name for p in store.folder.iterdir()) == sorted(
+        row.file for row in store.kept.values()
+    )
+
+    store.keep("w", picture(200, timedelta(seconds=0), "r3"))  # 1,100 bytes: r2 goes
+    await store.async_flush()
+    assert list(store.kept) == ["r1", "r3"]
+    await store.async_stop()
+
+    again = EvidenceStore(hass, "entry", lambda: bounds)
+    await again.async_start()
+    assert list(again.kept) == ["r1", "r3"]
+    assert [row.size for row in again.kept.values()] == [600, 200]
+    await again.async_stop()

@@ -90,8 +90,18 @@ class StepCalls:
         self.clock = clock
         self.records: list[CallRecord] = []
         self.rows: list[TraceRow] = []
-        self.sdk: LLMClient = _View(self, traced_by_sdk=True)
-        self.tools: LLMClient = _View(self, traced_by_sdk=False)
+
+    # A view made at each ask, not kept: kept, it and this object would hold each other,
+    # and every step's calls, records and client would wait for the garbage collector.
+    @property
+    def sdk(self) -> LLMClient:
+        """The client the SDK's loop calls through (it traces those calls itself)."""
+        return _View(self, traced_by_sdk=True)
+
+    @property
+    def tools(self) -> LLMClient:
+        """The client the tool handlers call through (traced here)."""
+        return _View(self, traced_by_sdk=False)
 
     @property
     def decision_draws(self) -> list[CallRecord]:

@@ -11,7 +11,10 @@ Bounded twice, from the options' *Data kept* page (:class:`..settings.Retention`
 picture older than ``evidence_days`` is deleted, and when the pictures together pass
 ``evidence_mb`` the oldest go first. Zero keeps none on disk (the latest per workflow
 still shows until a restart). The bound is applied when a picture is added, at start,
-and every hour.
+and every hour. A home keeps thousands of pictures, and a Look adds one: adding one
+within the bounds costs the same however many are kept (the kept pictures' bytes and the
+oldest one's time are kept as they change, and the pictures are sorted only when a bound
+is passed), and the index is written out by Home Assistant's executor, not on the loop.
 
 The latest frame of each workflow, and the last few of any run, are also kept in memory,
 so the entity and a question asked right after the step need no disk read.
@@ -21,9 +24,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Final
@@ -68,6 +72,14 @@ class Kept:
     file: str
     size: int
 
+    def as_json(self) -> dict[str, Any]:
+        """The row as the index stores it (``asdict`` copies every value deeply: a cost
+        thousands of rows feel)."""
+        return {name: getattr(self, name) for name in _KEPT_FIELDS}
+
+
+_KEPT_FIELDS: Final = tuple(f.name for f in fields(Kept))
+
 
 class EvidenceStore:
     """One entry's evidence pictures (see the module docstring)."""
@@ -78,9 +90,16 @@ class EvidenceStore:
         self._hass = hass
         self._retention = retention
         self.folder = evidence_folder(hass, entry_id)
-        self._index: Store[dict[str, Any]] = Store(hass, _VERSION, evidence_key(entry_id))
-        #: run id -> its picture on disk, oldest first
+        # Serialized off the loop: each save hands the store a copy of the (frozen) rows.
+        self._index: Store[dict[str, Any]] = Store(
+            hass, _VERSION, evidence_key(entry_id), serialize_in_event_loop=False
+        )
+        #: run id -> its picture on disk, in the order they were written
         self.kept: OrderedDict[str, Kept] = OrderedDict()
+        #: The kept pictures' sizes together, and the oldest one's time (or a time before
+        #: it: a picture replaced keeps it until the next sort).
+        self._bytes = 0
+        self._oldest = math.inf
         #: workflow id -> the last frame one of its runs looked at
         self.latest: dict[str, Evidence] = {}
         self._recent: OrderedDict[str, Evidence] = OrderedDict()
@@ -96,7 +115,7 @@ class EvidenceStore:
         rows = [_kept(raw) for raw in data.get("kept", [])]
         kept = sorted((row for row in rows if row is not None), key=lambda k: k.at)
         present = await self._hass.async_add_executor_job(_reconcile, self.folder, kept)
-        self.kept = OrderedDict((k.run_id, k) for k in present)
+        self._set_kept(present)
         await self.async_prune()
         latest: dict[str, Kept] = {k.workflow_id: k for k in self.kept.values()}
         for workflow_id, row in latest.items():
@@ -122,7 +141,7 @@ class EvidenceStore:
         backup)."""
         if self._writes:
             await asyncio.gather(*self._writes, return_exceptions=True)
-        await self._index.async_save(self._data())
+        await self._index.async_save(_index_data(tuple(self.kept.values())))
 
     # ── keeping ────────────────────────────────────────────────────────
 
@@ -163,8 +182,12 @@ class EvidenceStore:
         except OSError as err:
             _LOGGER.warning("Could not keep the picture of run %s: %s", evidence.run_id, err)
             return
-        self.kept.pop(row.run_id, None)
+        replaced = self.kept.pop(row.run_id, None)
+        if replaced is not None:
+            self._bytes -= replaced.size
         self.kept[row.run_id] = row
+        self._bytes += row.size
+        self._oldest = min(self._oldest, row.at)
         await self.async_prune()
 
     # ── reading ────────────────────────────────────────────────────────
@@ -207,21 +230,35 @@ class EvidenceStore:
         returns how many went."""
         bounds = self._retention()
         cutoff = datetime.now(UTC).timestamp() - bounds.evidence_days * 86400.0
+        limit = bounds.evidence_mb * _MB
+        if self._oldest >= cutoff and self._bytes <= limit:
+            self._save_index()  # within both bounds: nothing to sort
+            return 0
         rows = sorted(self.kept.values(), key=lambda k: k.at)  # pictures land in any order
         gone = [row for row in rows if row.at < cutoff]
         left = [row for row in rows if row.at >= cutoff]
-        total = sum(row.size for row in left)
-        while left and total > bounds.evidence_mb * _MB:
-            oldest = left.pop(0)
-            gone.append(oldest)
-            total -= oldest.size
-        self.kept = OrderedDict((row.run_id, row) for row in left)
+        total, first = sum(row.size for row in left), 0
+        while first < len(left) and total > limit:  # the oldest go first
+            total -= left[first].size
+            first += 1
+        gone += left[:first]
+        self._set_kept(left[first:])
         if gone:
             await self._hass.async_add_executor_job(
                 _remove, [self.folder / row.file for row in gone]
             )
-        self._index.async_delay_save(self._data, 1.0)
+        self._save_index()
         return len(gone)
+
+    def _set_kept(self, rows: list[Kept]) -> None:
+        """Keep ``rows`` (oldest first), with their bytes and oldest time counted again."""
+        self.kept = OrderedDict((row.run_id, row) for row in rows)
+        self._bytes = sum(row.size for row in rows)
+        self._oldest = min((row.at for row in rows), default=math.inf)
+
+    def _save_index(self) -> None:
+        rows = tuple(self.kept.values())  # the rows as they are now, for the executor
+        self._index.async_delay_save(lambda: _index_data(rows), 1.0)
 
     @callback
     def _tick(self, _now: datetime) -> None:
@@ -229,8 +266,9 @@ class EvidenceStore:
             self.async_prune(), "opennvr_workflows evidence bounds"
         )
 
-    def _data(self) -> dict[str, Any]:
-        return {"kept": [asdict(row) for row in self.kept.values()]}
+
+def _index_data(rows: tuple[Kept, ...]) -> dict[str, Any]:
+    return {"kept": [row.as_json() for row in rows]}
 
 
 def _kept(raw: Any) -> Kept | None:
