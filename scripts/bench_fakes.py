@@ -30,7 +30,7 @@ import os
 import sys
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
@@ -70,38 +70,62 @@ def spare_cores() -> set[int]:
 # ── the child ────────────────────────────────────────────────────────────────────────────
 
 
-class OwnWork:
-    """Seconds the fakes spent on their own work since the last :meth:`take`."""
+@dataclass
+class Stopwatch:
+    """Seconds spent inside the wrapped calls since the last :meth:`reset`."""
 
-    def __init__(self) -> None:
-        self.parts = {NVR_RENDER: 0.0, MODEL_SERVER: 0.0}
+    parts: dict[str, float] = field(default_factory=dict)
+    restore: list[Callable[[], None]] = field(default_factory=list)
+
+    def reset(self) -> None:
+        self.parts = dict.fromkeys(self.parts, 0.0)
 
     def take(self) -> dict[str, float]:
+        """The seconds since the last reset or take, and a reset."""
         parts, self.parts = self.parts, dict.fromkeys(self.parts, 0.0)
         return parts
 
-    def sync[**P, R](self, name: str, fn: Callable[P, R]) -> Callable[P, R]:
-        def timed(*args: P.args, **kwargs: P.kwargs) -> R:
+    def _add(self, name: str, seconds: float) -> None:
+        self.parts[name] = self.parts.get(name, 0.0) + seconds
+
+    def sync(self, name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        self.parts.setdefault(name, 0.0)
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
             t0 = time.perf_counter()
             try:
                 return fn(*args, **kwargs)
             finally:
-                self.parts[name] += time.perf_counter() - t0
+                self._add(name, time.perf_counter() - t0)
 
         return timed
 
-    def coro[**P, R](self, name: str, fn: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
-        async def timed(*args: P.args, **kwargs: P.kwargs) -> R:
+    def coro(self, name: str, fn: Callable[..., Awaitable[Any]]) -> Callable[..., Any]:
+        self.parts.setdefault(name, 0.0)
+
+        async def timed(*args: Any, **kwargs: Any) -> Any:
             t0 = time.perf_counter()
             try:
                 return await fn(*args, **kwargs)
             finally:
-                self.parts[name] += time.perf_counter() - t0
+                self._add(name, time.perf_counter() - t0)
 
         return timed
 
+    def patch(self, owner: Any, attr: str, name: str, *, is_coro: bool) -> None:
+        """Time ``owner.attr`` (a class, module or instance attribute) until :meth:`undo`."""
+        original = owner.__dict__[attr] if attr in vars(owner) else getattr(owner, attr)
+        wrap = self.coro if is_coro else self.sync
+        setattr(owner, attr, wrap(name, getattr(owner, attr)))
+        self.restore.append(lambda: setattr(owner, attr, original))
 
-def control_app(sim: OpenNVRSimulator, ollama: FakeOllama, work: OwnWork) -> web.Application:
+    def undo(self) -> None:
+        for restore in reversed(self.restore):
+            restore()
+        self.restore.clear()
+
+
+def control_app(sim: OpenNVRSimulator, ollama: FakeOllama, work: Stopwatch) -> web.Application:
     """What the benchmark asks of the fakes besides their own APIs."""
     draw = sim.draw_frame  # before it is timed: the benchmark's own look is not the fakes'
 
@@ -136,7 +160,7 @@ def control_app(sim: OpenNVRSimulator, ollama: FakeOllama, work: OwnWork) -> web
 
 
 async def serve(args: argparse.Namespace) -> None:
-    work = OwnWork()
+    work = Stopwatch()
     width, _, height = args.snapshot.partition("x")
     sim = OpenNVRSimulator(sim_config(args.cameras, (int(width), int(height))))
     sim.draw_frame = work.sync(NVR_RENDER, sim.draw_frame)  # type: ignore[method-assign]

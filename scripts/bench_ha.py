@@ -111,7 +111,7 @@ from typing import Any, Final
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench_fakes import MODEL_SERVER, NVR_RENDER, FakesProcess  # noqa: E402
+from bench_fakes import MODEL_SERVER, NVR_RENDER, FakesProcess, Stopwatch  # noqa: E402
 from bench_footprint import (  # noqa: E402  (bench_engine imports them here)
     run_as_in_production,
     start_home_assistant,
@@ -407,56 +407,6 @@ async def offered(
 
 
 # ── part 2: the Look step's overhead ──────────────────────────────────────────────────────
-
-
-@dataclass
-class Stopwatch:
-    """Seconds spent inside the wrapped calls since the last :meth:`reset`."""
-
-    parts: dict[str, float] = field(default_factory=dict)
-    restore: list[Callable[[], None]] = field(default_factory=list)
-
-    def reset(self) -> None:
-        self.parts = dict.fromkeys(self.parts, 0.0)
-
-    def _add(self, name: str, seconds: float) -> None:
-        self.parts[name] = self.parts.get(name, 0.0) + seconds
-
-    def sync(self, name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
-        self.parts.setdefault(name, 0.0)
-
-        def timed(*args: Any, **kwargs: Any) -> Any:
-            t0 = time.perf_counter()
-            try:
-                return fn(*args, **kwargs)
-            finally:
-                self._add(name, time.perf_counter() - t0)
-
-        return timed
-
-    def coro(self, name: str, fn: Callable[..., Awaitable[Any]]) -> Callable[..., Any]:
-        self.parts.setdefault(name, 0.0)
-
-        async def timed(*args: Any, **kwargs: Any) -> Any:
-            t0 = time.perf_counter()
-            try:
-                return await fn(*args, **kwargs)
-            finally:
-                self._add(name, time.perf_counter() - t0)
-
-        return timed
-
-    def patch(self, owner: Any, attr: str, name: str, *, is_coro: bool) -> None:
-        """Time ``owner.attr`` (a class, module or instance attribute) until :meth:`undo`."""
-        original = owner.__dict__[attr] if attr in vars(owner) else getattr(owner, attr)
-        wrap = self.coro if is_coro else self.sync
-        setattr(owner, attr, wrap(name, getattr(owner, attr)))
-        self.restore.append(lambda: setattr(owner, attr, original))
-
-    def undo(self) -> None:
-        for restore in reversed(self.restore):
-            restore()
-        self.restore.clear()
 
 
 def picture_size(data: bytes) -> str:
