@@ -127,3 +127,33 @@ async def test_person_decided_alert_is_not_capped(
     await engine.answer_approval(approval.approval_id, "Yes", "ann")
     await engine.idle()
     assert [c.request.severity for c in effects.of("alert")] == ["high"]
+
+
+async def test_an_edited_prompt_starts_a_new_record_and_one_version_keeps_its_own(
+    make_engine: EngineFactory,
+) -> None:
+    """A step's marks follow the step itself: runs of one version add to one record, the
+    step with its prompt edited starts another (each keyed by that step's own hash)."""
+    from dataclasses import replace
+
+    from custom_components.opennvr_workflows.engine.versions import step_hash
+
+    engine = make_engine()
+    first = _triage()
+    engine.set_workflows({"t": first})
+    await engine.start()
+    for camera in ("c1", "c2"):
+        (run_id,) = engine.submit(event(camera_id=camera))
+        await engine.idle()
+        await engine.mark_run(run_id, True, "ann")
+    step = first.then[0]
+    assert isinstance(step, m.AIStep)
+    edited = replace(step, spec=m.LookSpec(prompt="Threat? Look at the gate too."))
+    engine.set_workflows({"t": replace(first, then=(edited,))})
+    (run_id,) = engine.submit(event(camera_id="c3"))
+    await engine.idle()
+    await engine.mark_run(run_id, False, "ann")
+    assert engine.accuracy("t") == {
+        f"t/then.0@{step_hash(step)}": Accuracy(2, 2),
+        f"t/then.0@{step_hash(edited)}": Accuracy(0, 1),
+    }

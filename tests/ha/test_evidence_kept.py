@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from homeassistant.core import HomeAssistant
+from homeassistant.helpers.storage import Store
 from pytest_homeassistant_custom_component.common import (
     MockConfigEntry,
 )
@@ -122,7 +123,8 @@ async def test_the_bounds_count_a_replaced_picture_once_and_a_late_old_one(
     """A picture added within the bounds is not sorted against the others: the store keeps
     their bytes and the oldest one's time as they change. A run whose later frame replaces
     its earlier one counts once; a picture older than the age bound that lands after newer
-    ones still goes; and the index written off the loop lists what is kept."""
+    ones still goes; and the index written off the loop lists what is kept, a replaced
+    picture once."""
     monkeypatch.setattr(evidence_module, "_MB", 1000)  # "megabytes" of 1000 bytes
     bounds = Retention(evidence_days=30, evidence_mb=1)
     store = EvidenceStore(hass, "entry", lambda: bounds)
@@ -141,6 +143,11 @@ async def test_the_bounds_count_a_replaced_picture_once_and_a_late_old_one(
     # 600 + 300 bytes: within the bound, were r1's first frame not counted as well.
     assert list(store.kept) == ["r2", "r1"]
     assert store.kept["r1"].size == 600
+    # The index as written: r1 once, with its later frame's size.
+    index = Store[dict[str, Any]](hass, 1, evidence_module.evidence_key("entry"))
+    written = await index.async_load()
+    assert written is not None
+    assert [(row["run_id"], row["size"]) for row in written["kept"]] == [("r2", 300), ("r1", 600)]
 
     store.keep("w", picture(50, timedelta(days=40), "late"))  # past the age bound
     await store.async_flush()

@@ -14,7 +14,8 @@ still shows until a restart). The bound is applied when a picture is added, at s
 and every hour. A home keeps thousands of pictures, and a Look adds one: adding one
 within the bounds costs the same however many are kept (the kept pictures' bytes and the
 oldest one's time are kept as they change, and the pictures are sorted only when a bound
-is passed), and the index is written out by Home Assistant's executor, not on the loop.
+is passed), and the index is written out by Home Assistant's executor, not on the loop,
+from the rows as they were when it was asked for, without the loop copying them.
 
 The latest frame of each workflow, and the last few of any run, are also kept in memory,
 so the entity and a question asked right after the step need no disk read.
@@ -90,12 +91,18 @@ class EvidenceStore:
         self._hass = hass
         self._retention = retention
         self.folder = evidence_folder(hass, entry_id)
-        # Serialized off the loop: each save hands the store a copy of the (frozen) rows.
+        # Serialized off the loop, from :attr:`_rows` (see there).
         self._index: Store[dict[str, Any]] = Store(
             hass, _VERSION, evidence_key(entry_id), serialize_in_event_loop=False
         )
         #: run id -> its picture on disk, in the order they were written
-        self.kept: OrderedDict[str, Kept] = OrderedDict()
+        self.kept: dict[str, Kept] = {}
+        #: The same rows in the same order, for the index's saves. Only ever appended to: a
+        #: change that is not an addition makes a new list. So a save hands the executor
+        #: this list and its length, and the executor reads that many rows from it, while
+        #: the loop goes on adding. A copy of every row at each added picture took 0.7 ms of
+        #: the loop (5,000 pictures, in Home Assistant's process: memory all over its heap).
+        self._rows: list[Kept] = []
         #: The kept pictures' sizes together, and the oldest one's time (or a time before
         #: it: a picture replaced keeps it until the next sort).
         self._bytes = 0
@@ -141,7 +148,7 @@ class EvidenceStore:
         backup)."""
         if self._writes:
             await asyncio.gather(*self._writes, return_exceptions=True)
-        await self._index.async_save(_index_data(tuple(self.kept.values())))
+        await self._index.async_save(_index_data(self._rows[:]))
 
     # ── keeping ────────────────────────────────────────────────────────
 
@@ -185,7 +192,9 @@ class EvidenceStore:
         replaced = self.kept.pop(row.run_id, None)
         if replaced is not None:
             self._bytes -= replaced.size
+            self._rows = [kept for kept in self._rows if kept.run_id != row.run_id]
         self.kept[row.run_id] = row
+        self._rows.append(row)
         self._bytes += row.size
         self._oldest = min(self._oldest, row.at)
         await self.async_prune()
@@ -252,13 +261,14 @@ class EvidenceStore:
 
     def _set_kept(self, rows: list[Kept]) -> None:
         """Keep ``rows`` (oldest first), with their bytes and oldest time counted again."""
-        self.kept = OrderedDict((row.run_id, row) for row in rows)
+        self.kept = {row.run_id: row for row in rows}
+        self._rows = list(rows)
         self._bytes = sum(row.size for row in rows)
         self._oldest = min((row.at for row in rows), default=math.inf)
 
     def _save_index(self) -> None:
-        rows = tuple(self.kept.values())  # the rows as they are now, for the executor
-        self._index.async_delay_save(lambda: _index_data(rows), 1.0)
+        rows, count = self._rows, len(self._rows)  # the rows as they are now (no copy)
+        self._index.async_delay_save(lambda: _index_data(rows[:count]), 1.0)
 
     @callback
     def _tick(self, _now: datetime) -> None:
@@ -267,7 +277,7 @@ class EvidenceStore:
         )
 
 
-def _index_data(rows: tuple[Kept, ...]) -> dict[str, Any]:
+def _index_data(rows: list[Kept]) -> dict[str, Any]:
     return {"kept": [row.as_json() for row in rows]}
 
 
