@@ -81,7 +81,7 @@ from bench_ha import (  # noqa: E402
     start_home_assistant,
 )
 from homeassistant.const import __version__ as HA_VERSION  # noqa: E402
-from homeassistant.core import HomeAssistant, ServiceCall, callback  # noqa: E402
+from homeassistant.core import Context, HomeAssistant, ServiceCall, callback  # noqa: E402
 from homeassistant.setup import async_setup_component  # noqa: E402
 
 from custom_components.opennvr_workflows.engine import (  # noqa: E402
@@ -96,6 +96,9 @@ from custom_components.opennvr_workflows.engine.store import Store  # noqa: E402
 from custom_components.opennvr_workflows.engine.testing import FakeAi, FakeEffects  # noqa: E402
 from custom_components.opennvr_workflows.workflow import model as m  # noqa: E402
 
+#: A key in the service data of the engine's calls: the services the automations call
+#: note the automations' arrivals only (the engine's effects note their own).
+ENGINE_SIDE: Final = "engine_side"
 #: The automations' actuator: a service call behind a condition, as the workflows' ``if``.
 ACT_EVENT: Final = "opennvr_bench_tamper"
 ACT_SERVICE: Final = ("bench_light", "turn_on")
@@ -329,19 +332,34 @@ class Arrivals:
 
 
 class TimedEffects(FakeEffects):
-    """Effects that note when each alert's first effect reached them, and keep nothing."""
+    """Effects that note when each alert's first effect reached them, and keep nothing.
 
-    def __init__(self, arrivals: Arrivals) -> None:
+    Given a Home Assistant, a notify and an action end in the same services the automations
+    call (``notify.<NOTIFY>`` and :data:`ACT_SERVICE`, blocking, with a context of their
+    own, as the integration's effects call them), so both sides of a flood pay for the same
+    service call; without one (``--no-ha``), they only note the arrival."""
+
+    def __init__(self, arrivals: Arrivals, hass: HomeAssistant | None = None) -> None:
         super().__init__()
         self.arrivals = arrivals
+        self.hass = hass
 
     def _first(self, ctx: RunContext) -> None:
         self.arrivals.mark(ctx.trigger.alert_id or ctx.run_id)
 
+    async def _call(self, domain: str, service: str, data: dict[str, Any]) -> None:
+        if self.hass is not None:
+            await self.hass.services.async_call(
+                domain, service, data, blocking=True, context=Context()
+            )
+
     async def notify(self, ctx: RunContext, request: ActionRequest) -> None:
+        message = request.params.get("message", "")
+        await self._call("notify", NOTIFY, {"message": message, ENGINE_SIDE: True})
         self._first(ctx)
 
     async def call_action(self, ctx: RunContext, request: ActionRequest) -> None:
+        await self._call(*ACT_SERVICE, {**(request.params.get("data") or {}), ENGINE_SIDE: True})
         self._first(ctx)
 
     async def log(self, ctx: RunContext, message: str) -> None:
@@ -430,8 +448,15 @@ def unwatched(alert_id: str, camera: int) -> NvrEvent:
     )
 
 
-async def open_engine(db: Path, workflows: dict[str, m.Workflow], arrivals: Arrivals) -> Engine:
-    engine = Engine(db, TimedEffects(arrivals), FakeAi(), retention_interval_s=0)
+async def open_engine(
+    db: Path,
+    workflows: dict[str, m.Workflow],
+    arrivals: Arrivals,
+    hass: HomeAssistant | None = None,
+) -> Engine:
+    """An engine on ``db`` running ``workflows``, its effects timed (and ending in
+    ``hass``'s services when one is given: see :class:`TimedEffects`)."""
+    engine = Engine(db, TimedEffects(arrivals, hass), FakeAi(), retention_interval_s=0)
     engine.set_workflows(workflows)
     await engine.start()
     return engine
@@ -933,7 +958,7 @@ async def sustained_phase(b: Bench, rate: float) -> None:
     report, seconds = b.report, b.sizes.sustain_s
     db = b.tmp / "sustained.db"
     arrivals = Arrivals()
-    engine = await open_engine(db, site(), arrivals)
+    engine = await open_engine(db, site(), arrivals, b.hass)
     n = int(rate * seconds)
     ids = b.tag("sustain")
     arrivals.expect({ids(i) for i in range(n)})
@@ -1064,6 +1089,8 @@ async def start_ha(config_dir: Path, notes: Arrivals) -> HomeAssistant:
 
     @callback
     def handle(call: ServiceCall) -> None:
+        if call.data.get(ENGINE_SIDE):  # the engine's effects note their own arrivals
+            return
         notes.mark(str(call.data.get("message", "")).rpartition(" ")[2])
 
     hass.services.async_register("notify", NOTIFY, handle)
@@ -1085,7 +1112,7 @@ async def bench(sizes: Sizes, with_ha: bool, sustain_rate: float, profile: bool)
     notes = Arrivals()
     hass = await start_ha(tmp / "ha", notes) if with_ha else None
     arrivals = Arrivals()
-    engine = await open_engine(tmp / "bench.db", site(), arrivals)
+    engine = await open_engine(tmp / "bench.db", site(), arrivals, hass)
     b = Bench(report, sizes, tmp, arrivals, engine, hass, profile)
     try:
         await dispatch_phase(b)

@@ -5,7 +5,8 @@ Durable runs with a plain ``if`` and an actuator (a Home Assistant action that m
 its start is synced to disk before it runs, so the run is power-cut safe), fed as the event
 hub feeds the engine (``bench_engine.py``'s part 3), on Home Assistant's own loop in a
 Home Assistant started as in production, beside 50 automations doing the same (an event
-trigger, a condition, a service call). Floods of 1,000 and 10,000 events, each on a fresh
+trigger, a condition, a service call); the engine's actuator calls the same service the
+automations call (``bench_engine.TimedEffects``). Floods of 1,000 and 10,000 events, each on a fresh
 engine database, by turns (1,000, 10,000, 1,000 again), ``--rounds`` times (3), after a
 1,000-event flood that warms both sides up and is not counted: CPU per run (the process: the
 loop, the store's thread, Home Assistant's executor) and runs/s, for both sides. A single
@@ -78,7 +79,7 @@ async def one_flood(n: int, tmp: Path, notes: Arrivals, hass: Any, tag: str) -> 
     of bench_engine does), on a fresh database; the figures of both sides."""
     arrivals = Arrivals()
     db = tmp / f"flood-{tag}-{n}.db"
-    engine = await open_engine(db, site(), arrivals)
+    engine = await open_engine(db, site(), arrivals, hass)
     report = Report()
     sizes = Sizes(dispatch=0, reps=1, flood=n, rate_s=0.0, sustain_s=0.0)
     b = Bench(report, sizes, tmp, arrivals, engine, hass, False)
