@@ -3,24 +3,24 @@
 
 Durable runs with a plain ``if`` and an actuator (a Home Assistant action that moves things:
 its start is synced to disk before it runs, so the run is power-cut safe), fed as the event
-hub feeds the engine (``bench_engine.py``'s part 3), on Home Assistant's own loop in a
-Home Assistant started as in production, beside 50 automations doing the same (an event
-trigger, a condition, a service call); the engine's actuator calls the same service the
-automations call (``bench_engine.TimedEffects``). Floods of 1,000 and 10,000 events, each on a fresh
+hub feeds the engine (``bench_engine.py``'s part 3), on Home Assistant's own loop in a Home
+Assistant started as in production, beside 50 automations doing the same (an event trigger,
+a condition, a service call); the engine's actuator calls the same service the automations
+call (``bench_engine.TimedEffects``). Floods of 1,000 and 10,000 events, each on a fresh
 engine database, by turns (1,000, 10,000, 1,000 again), ``--rounds`` times (3), after a
 1,000-event flood that warms both sides up and is not counted: CPU per run (the process: the
 loop, the store's thread, Home Assistant's executor) and runs/s, for both sides. A single
 flood's ratio of runs/s swings widely on a shared machine, so the summary gives the median
-over the rounds and its range. The goal: the cost per run flat in the flood's length
-(10,000 against 1,000 within 15 %). For the engine, where the flood's wall time went too:
-the share the loop's thread waited in its selector with nothing to run (every run it drives
-waits on the store's commit) and how much of that wait fell while the store's writer was
-running a batch; the share of the flood the writer spent in batches and how much of that it
-was on the CPU (the rest: the disk's sync, and waiting for the GIL the loop holds); the share
-in synced batches (those a durable flush asked for, ended by the disk's sync) and how much of
-the loop's wait fell in them; the CPU per run of the loop's thread and of the store's.
+over the rounds and its range. The goal: the cost per run flat in the flood's length (10,000
+against 1,000 within 15 %). For the engine, where the flood's wall time went too: the share
+the loop's thread waited in its selector with nothing to run (every run it drives waits on
+the store's commit) and how much of that wait fell while the store's writer was running a
+batch; the share of the flood the writer spent in batches and how much of that it was on the
+CPU (the rest: the disk's sync, and waiting for the GIL the loop holds); the share in synced
+batches (those a durable flush asked for, ended by the disk's sync) and how much of the
+loop's wait fell in them; the CPU per run of the loop's thread and of the store's.
 
-``--levers`` measures this session's levers side by side in the same process, each on the
+``--levers`` measures the engine's flood levers side by side in the same process, each on the
 same floods: ``before`` (as the engine was: the event hub started a task per event, a
 coroutine waiting on ``Engine.dispatch``, each run row had a future of its own, and every
 run was driven at once however many came: put back by :func:`before_levers`) and ``after``
