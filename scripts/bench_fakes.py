@@ -125,6 +125,21 @@ class Stopwatch:
         self.restore.clear()
 
 
+def body_first(
+    handler: Callable[[web.Request], Awaitable[web.StreamResponse]],
+) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+    """``handler`` once the request's body has arrived. The handler starts when the headers
+    have; until the body follows, the time is the client's (building and sending it), not
+    the model server's, and must not be taken off the client's figures. aiohttp keeps the
+    body it read, so the handler's own read returns at once."""
+
+    async def after_body(request: web.Request) -> web.StreamResponse:
+        await request.read()
+        return await handler(request)
+
+    return after_body
+
+
 def control_app(sim: OpenNVRSimulator, ollama: FakeOllama, work: Stopwatch) -> web.Application:
     """What the benchmark asks of the fakes besides their own APIs."""
     draw = sim.draw_frame  # before it is timed: the benchmark's own look is not the fakes'
@@ -165,7 +180,7 @@ async def serve(args: argparse.Namespace) -> None:
     sim = OpenNVRSimulator(sim_config(args.cameras, (int(width), int(height))))
     sim.draw_frame = work.sync(NVR_RENDER, sim.draw_frame)  # type: ignore[method-assign]
     ollama = FakeOllama()
-    ollama._chat = work.coro(MODEL_SERVER, ollama._chat)  # type: ignore[method-assign]
+    ollama._chat = body_first(work.coro(MODEL_SERVER, ollama._chat))  # type: ignore[method-assign]
     ollama.default = FromSchema(json.loads(args.reply))
     runner = web.AppRunner(control_app(sim, ollama, work), access_log=None)
     await sim.start()

@@ -1,10 +1,11 @@
-"""The LLMClient on ollama.AsyncClient, against the fake Ollama over a real loopback socket."""
+"""The LLMClient for Ollama's chat, against the fake Ollama over a real loopback socket."""
 
 from __future__ import annotations
 
 import base64
 import json
 
+import aiohttp
 import pytest
 from opennvr_app_sdk.agent import (
     DecisionSpec,
@@ -15,8 +16,9 @@ from opennvr_app_sdk.agent import (
     LLMTimeoutError,
     LLMUnreachableError,
 )
+from yarl import URL
 
-from custom_components.opennvr_workflows.ai import OllamaLLMClient, OllamaSettings
+from custom_components.opennvr_workflows.ai import OllamaLLMClient, OllamaSettings, make_llm_client
 from tests.ai.conftest import MODEL
 from tests.ai.fake_nvr import jpeg
 from tests.fakes.ollama_server import (
@@ -200,3 +202,74 @@ async def test_pictures_to_a_model_without_vision_are_refused(fake: FakeOllama) 
             await client.chat(messages=[{"role": "user", "content": "x", "images": [picture]}])
     finally:
         await client.aclose()
+
+
+async def test_a_session_handed_in_carries_the_chat_and_stays_open(fake: FakeOllama) -> None:
+    """The host hands in Home Assistant's shared session: the chat goes over it, and
+    closing the client leaves it open for everyone else."""
+    sent: list[str] = []
+
+    async def on_start(_: object, __: object, params: aiohttp.TraceRequestStartParams) -> None:
+        sent.append(f"{params.method} {params.url.path}")
+
+    trace = aiohttp.TraceConfig()
+    trace.on_request_start.append(on_start)
+    async with aiohttp.ClientSession(trace_configs=[trace]) as session:
+        client = make_llm_client(OllamaSettings(host=fake.url, model=MODEL), session=session)
+        res = await client.chat(messages=[{"role": "user", "content": "x"}])
+        await client.aclose()
+        assert not session.closed
+        assert (res.content, sent) == ("ok", ["POST /api/chat"])
+
+
+async def test_a_client_without_a_session_closes_its_own(fake: FakeOllama) -> None:
+    client = OllamaLLMClient(OllamaSettings(host=fake.url, model=MODEL))
+    await client.chat(messages=[{"role": "user", "content": "x"}])
+    own = client._session
+    assert own is not None
+    assert not own.closed
+    await client.aclose()
+    assert own.closed
+
+
+@pytest.mark.parametrize("written", ["{host}:{port}", "http://{host}:{port}/"])
+async def test_the_address_is_read_as_the_ollama_package_reads_it(
+    fake: FakeOllama, written: str
+) -> None:
+    """A bare ``host:port`` (http, as the package assumes) and a trailing slash reach the
+    same server as the full address."""
+    url = URL(fake.url)
+    client = OllamaLLMClient(
+        OllamaSettings(host=written.format(host=url.host, port=url.port), model=MODEL)
+    )
+    try:
+        res = await client.chat(messages=[{"role": "user", "content": "x"}])
+    finally:
+        await client.aclose()
+    assert res.content == "ok"
+
+
+async def test_a_bearer_key_in_the_environment_is_sent_as_the_package_sends_it(
+    fake: FakeOllama, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[str | None] = []
+
+    async def on_start(_: object, __: object, params: aiohttp.TraceRequestStartParams) -> None:
+        seen.append(params.headers.get("Authorization"))
+
+    trace = aiohttp.TraceConfig()
+    trace.on_request_start.append(on_start)
+    async with aiohttp.ClientSession(trace_configs=[trace]) as session:
+        settings = OllamaSettings(host=fake.url, model=MODEL)
+        await OllamaLLMClient(settings, session).chat(messages=[{"role": "user", "content": "x"}])
+        monkeypatch.setenv("OLLAMA_API_KEY", "k-123")
+        await OllamaLLMClient(settings, session).chat(messages=[{"role": "user", "content": "y"}])
+    assert seen == [None, "Bearer k-123"]
+
+
+async def test_a_picture_given_as_bytes_is_sent_as_base64(
+    fake: FakeOllama, llm: OllamaLLMClient
+) -> None:
+    picture = jpeg((16, 16))
+    await llm.chat(messages=[{"role": "user", "content": "x", "images": [picture]}])
+    assert fake.chats[-1].images == [picture]

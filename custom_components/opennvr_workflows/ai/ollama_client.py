@@ -1,16 +1,22 @@
-"""The SDK's ``LLMClient`` on the ``ollama`` package's ``AsyncClient``.
+"""The SDK's ``LLMClient`` for Ollama's chat, sent over aiohttp.
 
 Home Assistant's own Ollama integration uses the ``ollama`` package, so this integration
-does too, rather than the SDK's httpx-based ``OllamaChat``: one Ollama library per install.
-The behaviour matches the SDK's client where it matters to the AI step:
+reads Ollama's replies with that package's ``ChatResponse`` and its errors as its
+``ResponseError``, and finds the server from the address as the package does. The request
+itself goes over aiohttp, on the session the host hands in (Home Assistant's shared one,
+as Home Assistant asks of integrations), not through the package's ``httpx`` client: a
+chat cost about 1 ms more of the event loop that way, most of it in ``httpx``'s and
+``httpcore``'s layers (the Look's overhead, model excluded, is measured per part by
+``scripts/bench_ha.py``). The behaviour matches the SDK's client where it matters to the AI
+step:
 
 * ``format`` carries the decision's JSON schema (constrained decoding), ``images`` ride on
   the user message as base64, ``tools`` are function definitions, and the options are
   ``temperature``, ``num_predict`` (the protocol's ``max_tokens``) and ``num_ctx``;
   ``keep_alive`` keeps the model resident and ``think=False`` switches reasoning off.
-* The host hands in the TLS context to use (Home Assistant's shared one): creating a client
-  then loads no certificates, which would block the event loop (``httpx`` reads its CA
-  bundle from disk for every client made without one).
+* A TLS context in the settings is used for the request; otherwise the session's own
+  (Home Assistant's shared session carries Home Assistant's, loaded once at its start).
+  Making a client loads no certificates, which would block the event loop.
 * Every failure is an ``LLMError`` subclass whose text is the diagnosis: unreachable,
   timed out, an HTTP error with Ollama's message, or a reply that is not a chat reply.
   Content that is not the JSON the schema asked for is NOT an error here: the SDK reads it
@@ -19,14 +25,18 @@ The behaviour matches the SDK's client where it matters to the AI step:
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
+import os
 import ssl
 import time
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
+import aiohttp
 import httpx
+import orjson
 from opennvr_app_sdk.agent import (
     ChatResult,
     LLMError,
@@ -46,6 +56,8 @@ DEFAULT_TIMEOUT_SECONDS = 120.0
 DEFAULT_NUM_CTX = 8192
 #: Keep the model loaded between steps: a cold load costs more than the call itself.
 DEFAULT_KEEP_ALIVE = "30m"
+#: Where the package's client reads a bearer key for the server from, read here the same way.
+_API_KEY_VARIABLE: Final = "OLLAMA_API_KEY"
 
 
 @dataclass(frozen=True)
@@ -83,22 +95,36 @@ def async_client(
 class OllamaLLMClient:
     """One model on one Ollama server, speaking the SDK's ``LLMClient`` protocol.
 
-    ``client`` may be passed in (tests, or a host that shares one); otherwise one
-    ``ollama.AsyncClient`` is made here and closed by :meth:`aclose`."""
+    ``session`` is the aiohttp session to send on (the host passes Home Assistant's shared
+    one, which this client never closes); without one, a session of its own is made at the
+    first chat and closed by :meth:`aclose`."""
 
-    def __init__(self, settings: OllamaSettings, client: ollama.AsyncClient | None = None):
+    def __init__(self, settings: OllamaSettings, session: aiohttp.ClientSession | None = None):
+        from ollama._client import _parse_host  # the package's reading of an address
+
         self.settings = settings
         self.model = settings.model
-        self._owns_client = client is None
-        self._client = client or async_client(
-            settings.host, settings.timeout_seconds, settings.ssl_context
+        self._session = session
+        self._owns_session = session is None
+        self._url = f"{_parse_host(settings.host)}/api/chat"
+        self._headers = _request_headers()
+        # As the package's client: the timeout bounds connecting and each wait for data,
+        # so a long generation is bounded by the wait for the reply's first byte.
+        self._timeout = aiohttp.ClientTimeout(
+            total=None,
+            sock_connect=settings.timeout_seconds,
+            sock_read=settings.timeout_seconds,
+        )
+        self._ssl: ssl.SSLContext | bool = (
+            settings.ssl_context if settings.ssl_context is not None else True
         )
         self._think = settings.think
 
     async def aclose(self) -> None:
-        """Close the connection pool this client opened."""
-        if self._owns_client:
-            await self._client.close()  # type: ignore[no-untyped-call]  # untyped upstream
+        """Close the session this client opened (never one handed in)."""
+        if self._owns_session and self._session is not None:
+            await self._session.close()
+            self._session = None
 
     async def chat(
         self,
@@ -144,42 +170,78 @@ class OllamaLLMClient:
     ) -> ollama.ChatResponse:
         import ollama  # loaded with the client (see .library)
 
-        kwargs: dict[str, Any] = {
+        request: dict[str, Any] = {
             "model": self.model,
             "messages": messages,
-            "tools": tools or None,
-            "format": format_,
             "options": options,
             "keep_alive": self.settings.keep_alive,
             "stream": False,
         }
+        if tools:
+            request["tools"] = tools
+        if format_ is not None:
+            request["format"] = format_
         if self._think is not None:
-            kwargs["think"] = self._think
+            request["think"] = self._think
         try:
-            response: ollama.ChatResponse = await self._client.chat(**kwargs)
-            return response
+            return await self._post(request)
         except ollama.ResponseError as err:
             # Some builds reject the think switch on models without it. Retry once without
             # it, and remember, but only when that is what the error is about.
-            if "think" in kwargs and err.status_code == 400 and "think" in str(err).lower():
+            if "think" in request and err.status_code == 400 and "think" in str(err).lower():
                 _LOGGER.debug(
                     "model %s refused think=%s; retrying without", self.model, self._think
                 )
                 self._think = None
-                kwargs.pop("think")
-                retried: ollama.ChatResponse = await self._client.chat(**kwargs)
-                return retried
+                request.pop("think")
+                return await self._post(request)
             raise
+
+    async def _post(self, request: dict[str, Any]) -> ollama.ChatResponse:
+        """``request`` to ``/api/chat``: Ollama's reply, or its ``ResponseError`` for an
+        HTTP error status (with the message Ollama gave), as the package's client does."""
+        import ollama
+
+        session = self._session
+        if session is None:
+            session = self._session = aiohttp.ClientSession()
+        async with session.post(
+            self._url,
+            data=orjson.dumps(request),
+            headers=self._headers,
+            timeout=self._timeout,
+            ssl=self._ssl,
+        ) as reply:
+            body = await reply.read()
+            status = reply.status
+        if status >= 400:
+            raise ollama.ResponseError(body.decode("utf-8", "replace"), status)
+        return ollama.ChatResponse.model_validate_json(body)
 
 
 def make_llm_client(
-    settings: OllamaSettings, *, ssl_context: ssl.SSLContext | None = None
+    settings: OllamaSettings,
+    *,
+    ssl_context: ssl.SSLContext | None = None,
+    session: aiohttp.ClientSession | None = None,
 ) -> OllamaLLMClient:
-    """The LLM client an AI step runs on, from the integration's model settings.
-    ``ssl_context``, when given, replaces the settings' own (see :class:`OllamaSettings`)."""
+    """The LLM client an AI step runs on, from the integration's model settings, sending
+    on ``session`` when given (see :class:`OllamaLLMClient`). ``ssl_context``, when given,
+    replaces the settings' own (see :class:`OllamaSettings`)."""
     if ssl_context is not None:
         settings = replace(settings, ssl_context=ssl_context)
-    return OllamaLLMClient(settings)
+    return OllamaLLMClient(settings, session)
+
+
+def _request_headers() -> dict[str, str]:
+    """The headers the package's client sends with a request, but its ``User-Agent``
+    (the session's own names Home Assistant): JSON both ways, and a bearer key from
+    ``OLLAMA_API_KEY`` when that is set, for a server that asks for one."""
+    headers = {"Content-Type": "application/json", "Accept": "application/json"}
+    api_key = os.environ.get(_API_KEY_VARIABLE)
+    if api_key:
+        headers["Authorization"] = f"Bearer {api_key}"
+    return headers
 
 
 def _ollama_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -196,8 +258,16 @@ def _ollama_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 }
             )
         else:
-            out.append({k: v for k, v in m.items() if k not in ("tool_call_id", "name")})
+            copy = {k: v for k, v in m.items() if k not in ("tool_call_id", "name")}
+            if copy.get("images"):
+                copy["images"] = [_base64(i) for i in copy["images"]]
+            out.append(copy)
     return out
+
+
+def _base64(image: str | bytes) -> str:
+    """A picture as the base64 text Ollama reads (the SDK sends text already)."""
+    return image if isinstance(image, str) else base64.b64encode(image).decode("ascii")
 
 
 def _tool_calls(raw: Any) -> list[ToolCall]:
@@ -226,11 +296,23 @@ def _as_llm_error(err: Exception, settings: OllamaSettings) -> LLMError:
         return LLMHTTPError(
             f"{where} answered HTTP {err.status_code}: {err.error}", status=err.status_code
         )
-    if isinstance(err, httpx.TimeoutException):
+    # The chat's errors are aiohttp's; the package's client (listing and checking models)
+    # raises httpx's. A timeout first: aiohttp's are connection errors too.
+    if isinstance(err, (TimeoutError, httpx.TimeoutException)):
         return LLMTimeoutError(
             f"{where} timed out after {settings.timeout_seconds:g}s ({type(err).__name__})"
         )
-    if isinstance(err, (ConnectionError, httpx.TransportError)):
+    if isinstance(err, aiohttp.InvalidURL):
+        return LLMError(f"{where}: the address is not one to send to: {err}")
+    if isinstance(
+        err,
+        (
+            ConnectionError,
+            httpx.TransportError,
+            aiohttp.ClientConnectionError,
+            aiohttp.ClientPayloadError,
+        ),
+    ):
         return LLMUnreachableError(
             f"{where} is unreachable ({type(err).__name__}): is Ollama running and "
             "reachable from Home Assistant?"

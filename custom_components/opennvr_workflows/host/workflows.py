@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from homeassistant.core import HomeAssistant, callback
-from homeassistant.util.ssl import get_default_context
+from homeassistant.helpers.aiohttp_client import async_get_clientsession
 from pyopennvr import Camera, OpenNVRClient, OpenNVRError
 
 from ..ai import IMPLEMENTED_TOOLS, make_llm_client
@@ -152,11 +152,13 @@ class WorkflowHost:
         self._site: SiteProfile | None = None
         self._listeners: list[Callable[[], None]] = []
         self._unsubscribe: list[Callable[[], None]] = []
-        ssl_context = get_default_context()
+        # The model's chats go over Home Assistant's shared session (its TLS context, its
+        # pool of connections), which Home Assistant closes at its stop.
+        session = async_get_clientsession(hass)
         self.ai = HaAiPort(
             client,
             settings,
-            make_client=lambda s: make_llm_client(s, ssl_context=ssl_context),
+            make_client=lambda s: make_llm_client(s, session=session),
             on_evidence=self.evidence_store.keep,
             may_send=lambda: self.model_watch.sends_allowed,
         )
