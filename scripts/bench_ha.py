@@ -31,7 +31,8 @@ was taken off).
    the Ollama fake (which answers at once) -> the decision is recorded in the step's row ->
    the decided branch's first step (a logbook line) reaches Home Assistant. The time the two
    fakes spend on their own work (the simulator drawing and encoding its 1080p frame, the
-   Ollama fake handling the chat) is timed inside them and subtracted; the rest is ours.
+   Ollama fake handling the chat, from the moment the request's body has arrived) is timed
+   inside them and subtracted; the rest is ours.
    The entry starts with 5,000 pictures kept from earlier Look runs (their index as a busy
    month leaves it, within the default bounds), as a home has them.
 3. **The AI Task entity's overhead over the look action, model excluded.** The same question
@@ -1329,7 +1330,8 @@ def print_report(report: Report) -> None:
         f"request; {res['look_model_calls_per_run']} model call(s) a run. Each run, one at a "
         "time, is timed from the alert to the decided branch's first step (the decision is in "
         "the step's row by then), minus the time the simulator spends drawing its frame and the "
-        "Ollama fake spends handling the chat (both timed inside them, in a process of their "
+        "Ollama fake spends handling the chat once its body has arrived (both timed inside "
+        "them, in a process of their "
         f"own on core(s) {res['fakes_cores'] or 'shared'}), with {PICTURES_KEPT:,} pictures "
         "kept from earlier runs. The parts: fetch = "
         "the snapshot request less the drawing; prepare = decode, downscale, encode; "
