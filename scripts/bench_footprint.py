@@ -71,10 +71,11 @@ MANIFEST: Final = json.loads(
 
 #: Packages this development environment has only for its tests (``rich`` comes with a
 #: pytest plugin, ``pygments`` with pytest) that a production Home Assistant does not
-#: install. They matter here because ``httpx`` (which ``ollama`` imports) imports its
-#: command-line tool when both are present, about 4 MB more; a production install has
-#: neither, so the measured process must not either. Hidden only while neither Home
-#: Assistant's requirements nor the integration's lead to them (:func:`dev_only`).
+#: install. They matter here because ``httpx`` (which Home Assistant's camera component
+#: imports) imports its command-line tool when both are present, about 4 MB more; a
+#: production install has neither, so the measured process must not either. Hidden only
+#: while neither Home Assistant's requirements nor the integration's lead to them
+#: (:func:`dev_only`).
 DEV_ONLY: Final = ("rich", "pygments")
 
 
@@ -218,7 +219,7 @@ async def import_integration(hass: HomeAssistant) -> None:
     """Import the integration as Home Assistant does before a first setup (its loader, in
     its import executor, the config flow with it): :func:`make_entry` imports it again,
     which is then free. Imported on the loop instead, its dependencies' first imports
-    (``ollama`` reading its package metadata, ``nats``) would be reported by the
+    (``nats`` reading its package metadata) would be reported by the
     blocking-call detector, against this harness rather than the integration."""
     integration = await loader.async_get_integration(hass, "opennvr_workflows")
     await integration.async_get_component()

@@ -1,15 +1,17 @@
 """A site brings the client library of the event transport it chose, and no other, and the
-model client's library only when its AI is on.
+AI brings no model library at all.
 
 A home on the OpenNVR websocket carries neither NATS's nor MQTT's client library (3 to 4 MB
-together on a small box), and a home with the AI off neither ``ollama`` nor the ``pydantic``
-it brings (about 10 MB). The loader's path is followed in a fresh interpreter, since this
-test process has everything imported already: the package (as Home Assistant imports a
+together on a small box). The AI speaks Ollama's HTTP API over aiohttp, which Home
+Assistant has loaded already, so no home carries ``ollama`` or the ``pydantic`` it brings
+(about 9.5 MB). The loader's path is followed in a fresh interpreter, since this test
+process has everything imported already: the package (as Home Assistant imports a
 component), then every module at its top (the platforms, and what Home Assistant preloads
 with a component: ``config_flow``, ``diagnostics``, ``logbook``...). Then each transport's
-module is loaded as a setup loads it (off the loop) and brings its library, and so does the
-AI's (``ai/library.py``), so the first check cannot pass by a module that is never loaded at
-all.
+module is loaded as a setup loads it (off the loop) and brings its library, so the first
+check cannot pass by a module that is never loaded at all; and every module of the AI's
+packages (the model client, its checks and embeddings, the model's port and actions, the
+history search, the evaluations, the flows) is loaded, and brings nothing.
 """
 
 from __future__ import annotations
@@ -21,8 +23,10 @@ import pytest
 
 from tests.fresh_python import run_fresh
 
-#: Top-level package -> what alone should bring it in (a transport's name, or the AI).
-ONLY_WITH = {"nats": "nats", "paho": "mqtt", "ollama": "ai", "pydantic": "ai"}
+#: Top-level package -> what alone should bring it in (a transport's name), or None: nothing.
+ONLY_WITH = {"nats": "nats", "paho": "mqtt", "ollama": None, "pydantic": None}
+#: The packages whose every module the AI's check loads.
+AI_PACKAGES = ("ai", "evaluation", "flows", "host.model", "host.history", "host.cases")
 
 _SCRIPT = textwrap.dedent(
     """
@@ -36,8 +40,10 @@ _SCRIPT = textwrap.dedent(
         importlib.import_module(f"{pkg.__name__}.{name}")
     before = after = loaded()
     if feature == "ai":
-        from custom_components.opennvr_workflows.ai.library import async_load_ollama
-        asyncio.run(async_load_ollama())
+        for sub in json.loads(sys.argv[3]):
+            inner = importlib.import_module(f"{pkg.__name__}.{sub}")
+            for m in pkgutil.walk_packages(inner.__path__, f"{inner.__name__}."):
+                importlib.import_module(m.name)
         after = loaded()
     elif feature:
         from custom_components.opennvr_workflows.nvr.sources.factory import async_load_transport
@@ -49,7 +55,7 @@ _SCRIPT = textwrap.dedent(
 
 
 def _load(feature: str = "") -> dict[str, list[str]]:
-    return run_fresh(_SCRIPT, json.dumps(sorted(ONLY_WITH)), feature)
+    return run_fresh(_SCRIPT, json.dumps(sorted(ONLY_WITH)), feature, json.dumps(AI_PACKAGES))
 
 
 def test_loading_the_integration_brings_no_transport_or_model_library() -> None:
@@ -61,7 +67,7 @@ def test_loading_the_integration_brings_no_transport_or_model_library() -> None:
 
 @pytest.mark.parametrize(
     ("feature", "libraries"),
-    [("nats", ["nats"]), ("mqtt", ["paho"]), ("ai", ["ollama", "pydantic"])],
+    [("nats", ["nats"]), ("mqtt", ["paho"]), ("ai", [])],
 )
 def test_a_feature_brings_its_library_when_a_site_uses_it(
     feature: str, libraries: list[str]

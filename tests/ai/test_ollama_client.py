@@ -225,7 +225,7 @@ async def test_a_session_handed_in_carries_the_chat_and_stays_open(fake: FakeOll
 async def test_a_client_without_a_session_closes_its_own(fake: FakeOllama) -> None:
     client = OllamaLLMClient(OllamaSettings(host=fake.url, model=MODEL))
     await client.chat(messages=[{"role": "user", "content": "x"}])
-    own = client._session
+    own = client._api._session
     assert own is not None
     assert not own.closed
     await client.aclose()

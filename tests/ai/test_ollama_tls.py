@@ -18,7 +18,6 @@ from custom_components.opennvr_workflows.ai import (
     list_models,
     make_llm_client,
 )
-from custom_components.opennvr_workflows.ai.ollama_client import async_client
 from tests.ai.conftest import MODEL
 from tests.fakes.ollama_server import Answer, FakeOllama
 from tests.fakes.tls import write_self_signed
@@ -118,12 +117,14 @@ async def test_making_a_client_with_a_context_loads_no_certificates(
     assert (await check_model(fake.url, MODEL, ssl_context=context)).error is None
     assert MODEL in (await list_models(fake.url, ssl_context=context) or ())
     assert loads == []
-    # A chat client without a context loads none either: it sends over aiohttp, whose
-    # default context was made when aiohttp was imported.
+    # Without a context none either: the calls go over aiohttp, whose default context
+    # was made when aiohttp was imported.
     plain = OllamaLLMClient(settings)
     await plain.chat(messages=[{"role": "user", "content": "x"}])
     await plain.aclose()
+    assert (await check_model(fake.url, MODEL)).error is None
+    assert MODEL in (await list_models(fake.url) or ())
     assert loads == []
-    # The probe sees the load the package's client (listing models) makes without one.
-    await async_client(fake.url, 1.0).close()  # type: ignore[no-untyped-call]
+    # The probe sees a load when there is one.
+    ssl.create_default_context()
     assert loads

@@ -1,21 +1,21 @@
-"""The integration's dependencies are imported off the event loop, and ``ollama`` only when
-the AI needs it.
+"""The integration's dependencies are imported off the event loop, and the AI loads no
+model library at all.
 
-The integration's dependencies read files when first imported (``ollama`` asks
-``importlib.metadata`` for its version; ``nats`` likewise), which Home Assistant's
-blocking-call detector reports when it happens on the loop. Home Assistant imports a
-custom integration, config flow included, in its import executor before a first setup's
-config flow; ``ollama`` (with ``pydantic``, about 10 MB) is not part of that import at all
-and is loaded off the loop by whatever first reaches a model server (``ai/library.py``).
-The check needs a fresh interpreter (this one imported everything long ago), so it runs
-Home Assistant in a child process, with the detector on:
+The integration's dependencies read files when first imported (``nats`` asks
+``importlib.metadata`` for its version), which Home Assistant's blocking-call detector
+reports when it happens on the loop. Home Assistant imports a custom integration, config
+flow included, in its import executor before a first setup's config flow. The AI speaks
+Ollama's HTTP API over aiohttp (``ai/ollama_api.py``), so neither ``ollama`` nor the
+``pydantic`` it brings (about 9.5 MB) is ever imported. The check needs a fresh interpreter
+(this one imported everything long ago), so it runs Home Assistant in a child process,
+with the detector on:
 
-* a first config flow, as Home Assistant starts it: no report names the integration, and
-  ``ollama`` is still not imported;
-* listing a server's models, the first thing a flow does with the AI: ``ollama`` is
-  imported, and no report;
-* the control that shows the check can fail: making a model client on the loop before
-  anything loaded the library, which reports ``import ollama`` in ``ai/ollama_client.py``.
+* a first config flow, as Home Assistant starts it: no report names the integration;
+* listing a server's models and checking one, the first things a flow does with the AI:
+  no report, and neither library imported;
+* the control that shows the check can fail: importing the NATS transport's module on the
+  loop (a setup imports it in an executor), which reports ``import nats`` in
+  ``nvr/sources/nats.py``.
 """
 
 from __future__ import annotations
@@ -48,18 +48,24 @@ async def main(mode):
         "opennvr_workflows", context={{"source": "user"}}
     )
     assert result["type"] == "form", result
-    before = "ollama" in sys.modules
-    from custom_components.opennvr_workflows.ai import ollama_client, model_check
+    libraries = lambda: sorted(m for m in ("ollama", "pydantic") if m in sys.modules)
+    before = libraries()
     if mode == "on_loop":
-        ollama_client.async_client("http://127.0.0.1:9", 1.0)
+        import importlib
+        importlib.import_module("custom_components.opennvr_workflows.nvr.sources.nats")
     elif mode == "list_models":
         from homeassistant.util.ssl import get_default_context  # as every caller passes it
+        from custom_components.opennvr_workflows.ai import model_check
         listed = await model_check.list_models(
             "http://127.0.0.1:9", timeout_seconds=1.0, ssl_context=get_default_context()
         )
         assert listed is None, listed
+        checked = await model_check.check_model(
+            "http://127.0.0.1:9", "m", timeout_seconds=1.0, ssl_context=get_default_context()
+        )
+        assert checked.error == "cannot_connect", checked
     await hass.async_block_till_done()
-    print(json.dumps({{"before": before, "after": "ollama" in sys.modules, "reports": reports}}))
+    print(json.dumps({{"before": before, "after": libraries(), "reports": reports}}))
     await hass.async_stop()
 
 asyncio.run(main(sys.argv[1]), loop_factory=lambda: runner.create_event_loop(debug=False))
@@ -71,19 +77,19 @@ def run_child(mode: str) -> dict[str, object]:
 
 
 @pytest.mark.parametrize(
-    ("mode", "loaded", "reported"),
-    [("first_setup", False, False), ("list_models", True, False), ("on_loop", True, True)],
+    ("mode", "reported"),
+    [("first_setup", None), ("list_models", None), ("on_loop", "import nats")],
     ids=["ha", "models", "control"],
 )
-def test_ollama_is_imported_off_the_loop_and_only_for_the_ai(
-    mode: str, loaded: bool, reported: bool
+def test_dependencies_load_off_the_loop_and_the_ai_loads_no_model_library(
+    mode: str, reported: str | None
 ) -> None:
     got = run_child(mode)
-    assert got["before"] is False
-    assert got["after"] is loaded
+    assert got["before"] == []
+    assert got["after"] == []
     reports = got["reports"]
     assert isinstance(reports, list)
     if reported:
-        assert any("import ollama" in r for r in reports), reports
+        assert any(reported in r for r in reports), reports
     else:
         assert reports == []

@@ -1,6 +1,6 @@
 """Embeddings from an Ollama embedding model (``/api/embed``), for the history search.
 
-One client per model and server, on the ``ollama`` package like the AI step's client.
+One client per model and server, on :class:`.ollama_api.OllamaApi` like the AI step's.
 Every failure is an :class:`EmbeddingError` whose text says what went wrong (unreachable,
 timed out, Ollama's own error, a reply of the wrong shape), so the history search can
 carry on by words alone and say why.
@@ -11,14 +11,11 @@ from __future__ import annotations
 import math
 import ssl
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
-import httpx
+import aiohttp
 
-from .ollama_client import async_client
-
-if TYPE_CHECKING:
-    import ollama  # imported where it is used: see .library
+from .ollama_api import OllamaApi, OllamaHTTPError
 
 #: Seconds an embedding call may take: a query waits on it, so it is short.
 DEFAULT_TIMEOUT_S: Final = 15.0
@@ -42,39 +39,37 @@ class OllamaEmbedder:
         *,
         timeout_s: float = DEFAULT_TIMEOUT_S,
         ssl_context: ssl.SSLContext | None = None,
-        client: ollama.AsyncClient | None = None,
+        session: aiohttp.ClientSession | None = None,
     ) -> None:
         self.host = host
         self.model = model
         self._timeout_s = timeout_s
-        self._owns_client = client is None
-        self._client = client or async_client(host, timeout_s, ssl_context)
+        self._api = OllamaApi(
+            host, timeout_seconds=timeout_s, ssl_context=ssl_context, session=session
+        )
 
     async def aclose(self) -> None:
-        """Close the connection pool this embedder opened."""
-        if self._owns_client:
-            await self._client.close()  # type: ignore[no-untyped-call]  # untyped upstream
+        """Close the session this embedder opened (never one handed in)."""
+        await self._api.aclose()
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """One vector per text, in order; :class:`EmbeddingError` when there are none."""
         if not texts:
             return []
-        import ollama  # loaded with the client (see .library)
-
         where = f"Ollama at {self.host} (embedding model {self.model!r})"
         try:
-            response = await self._client.embed(
-                model=self.model, input=list(texts), keep_alive=KEEP_ALIVE
+            reply = await self._api.post(
+                "/api/embed", {"model": self.model, "input": list(texts), "keep_alive": KEEP_ALIVE}
             )
-        except ollama.ResponseError as err:
-            raise EmbeddingError(f"{where} answered HTTP {err.status_code}: {err.error}") from err
-        except httpx.TimeoutException as err:
+            vectors = [[float(x) for x in v] for v in reply.get("embeddings") or ()]
+        except OllamaHTTPError as err:
+            raise EmbeddingError(f"{where} answered HTTP {err.status}: {err.error}") from err
+        except TimeoutError as err:  # before connection errors: aiohttp's are both
             raise EmbeddingError(f"{where} timed out after {self._timeout_s:g}s") from err
-        except (ConnectionError, httpx.TransportError) as err:
+        except (ConnectionError, aiohttp.ClientConnectionError) as err:
             raise EmbeddingError(f"{where} is unreachable ({type(err).__name__})") from err
-        except Exception as err:  # a reply the client cannot read, or anything else
+        except Exception as err:  # a reply of the wrong shape, or anything else
             raise EmbeddingError(f"{where}: {type(err).__name__}: {err}") from err
-        vectors = [list(map(float, v)) for v in response.embeddings or ()]
         if len(vectors) != len(texts):
             raise EmbeddingError(f"{where} sent {len(vectors)} vectors for {len(texts)} texts")
         sizes = {len(v) for v in vectors}

@@ -3,21 +3,20 @@
 "Ollama unreachable" and "this model cannot see pictures" must be form errors the person
 can act on, not a failed run at 2 am. So :func:`check_model` reads ``/api/version``,
 ``/api/tags`` and ``/api/show`` and returns a plain answer; it never raises. Both calls take
-the host's ``ssl_context`` (Home Assistant's shared one), so a check made from a config flow
-loads no certificates on the event loop.
+the host's ``ssl_context`` (Home Assistant's shared one) or its ``session``, so a check made
+from a config flow loads no certificates on the event loop.
 """
 
 from __future__ import annotations
 
 import ssl
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Any
 
-from .library import async_load_ollama
-from .ollama_client import OllamaSettings, _as_llm_error, async_client
+import aiohttp
 
-if TYPE_CHECKING:
-    import ollama
+from .ollama_api import OllamaApi
+from .ollama_client import OllamaSettings, as_llm_error
 
 
 @dataclass(frozen=True)
@@ -51,18 +50,20 @@ class ModelCheck:
 
 
 async def list_models(
-    host: str, *, timeout_seconds: float = 10.0, ssl_context: ssl.SSLContext | None = None
+    host: str,
+    *,
+    timeout_seconds: float = 10.0,
+    ssl_context: ssl.SSLContext | None = None,
+    session: aiohttp.ClientSession | None = None,
 ) -> tuple[str, ...] | None:
     """The names of the models the server has pulled, or None when it cannot be reached."""
-    await async_load_ollama()
-    client = async_client(host, timeout_seconds, ssl_context)
+    api = OllamaApi(host, timeout_seconds=timeout_seconds, ssl_context=ssl_context, session=session)
     try:
-        listing = await client.list()
-        return tuple(sorted(m.model for m in listing.models if m.model))
+        return model_names(await api.get("/api/tags"))
     except Exception:
         return None
     finally:
-        await client.close()  # type: ignore[no-untyped-call]  # untyped upstream
+        await api.aclose()
 
 
 async def check_model(
@@ -73,22 +74,21 @@ async def check_model(
     need_tools: bool = False,
     timeout_seconds: float = 10.0,
     ssl_context: ssl.SSLContext | None = None,
+    session: aiohttp.ClientSession | None = None,
 ) -> ModelCheck:
     """Is ``model`` on the server at ``host`` usable for the AI steps? Never raises."""
     settings = OllamaSettings(
         host=host, model=model, timeout_seconds=timeout_seconds, ssl_context=ssl_context
     )
-    await async_load_ollama()
-    client = async_client(host, timeout_seconds, ssl_context)
+    api = OllamaApi(host, timeout_seconds=timeout_seconds, ssl_context=ssl_context, session=session)
     try:
         try:
-            version = await _version(client)
-            listing = await client.list()
+            version = _version(await api.get("/api/version"))
+            models = model_names(await api.get("/api/tags"))
         except Exception as err:
             return ModelCheck(
-                reachable=False, error="cannot_connect", detail=str(_as_llm_error(err, settings))
+                reachable=False, error="cannot_connect", detail=str(as_llm_error(err, settings))
             )
-        models = tuple(sorted(m.model for m in listing.models if m.model))
         if not _has(models, model):
             return ModelCheck(
                 reachable=True,
@@ -98,7 +98,7 @@ async def check_model(
                 detail=f"model {model!r} is not pulled on {host}; try 'ollama pull {model}'",
             )
         try:
-            shown = await client.show(model)
+            shown = await show_model(api, model)
         except Exception as err:
             return ModelCheck(
                 reachable=True,
@@ -106,10 +106,11 @@ async def check_model(
                 models=models,
                 found=True,
                 error="cannot_connect",
-                detail=str(_as_llm_error(err, settings)),
+                detail=str(as_llm_error(err, settings)),
             )
-        caps = tuple(shown.capabilities or ())
-        families = tuple(shown.details.families or ()) if shown.details else ()
+        caps = capabilities(shown)
+        details = shown.get("details")
+        families = _texts(details.get("families")) if isinstance(details, dict) else ()
         error, detail = None, ""
         if need_vision and "vision" not in caps:
             error, detail = "no_vision", f"model {model!r} cannot read pictures"
@@ -126,15 +127,50 @@ async def check_model(
             families=families,
         )
     finally:
-        await client.close()  # type: ignore[no-untyped-call]  # untyped upstream
+        await api.aclose()
 
 
-async def _version(client: ollama.AsyncClient) -> str | None:
-    """``/api/version``; the ollama package has no call for it, so ask its HTTP client."""
-    response = await client._client.get("/api/version")
-    response.raise_for_status()
-    data = response.json()
-    return str(data.get("version")) if isinstance(data, dict) else None
+async def show_model(api: OllamaApi, model: str) -> dict[str, Any]:
+    """``/api/show`` for ``model``: what it is and can do (``capabilities``, ``details``)."""
+    return await api.post("/api/show", {"model": model})
+
+
+def model_names(listing: dict[str, Any]) -> tuple[str, ...]:
+    """The pulled models' names from ``/api/tags``, sorted."""
+    return tuple(sorted(name for _, name, _ in listed_models(listing)))
+
+
+def listed_models(listing: dict[str, Any]) -> list[tuple[dict[str, Any], str, str | None]]:
+    """Each model of a ``/api/tags`` reply: its entry, its name and its family (when the
+    reply says). An entry without a name is left out."""
+    out = []
+    for entry in listing.get("models") or ():
+        if not isinstance(entry, dict):
+            continue
+        name = entry.get("model") or entry.get("name")
+        if not isinstance(name, str) or not name:
+            continue
+        details = entry.get("details")
+        family = details.get("family") if isinstance(details, dict) else None
+        out.append((entry, name, family if isinstance(family, str) else None))
+    return out
+
+
+def capabilities(shown: dict[str, Any]) -> tuple[str, ...]:
+    """What a model can do (``vision``, ``tools``, ``embedding``...), from ``/api/show``."""
+    return _texts(shown.get("capabilities"))
+
+
+def _version(reply: dict[str, Any]) -> str | None:
+    version = reply.get("version")
+    return str(version) if version is not None else None
+
+
+def _texts(value: Any) -> tuple[str, ...]:
+    """A list of words from a reply (capabilities, families); anything else is none."""
+    if not isinstance(value, list):
+        return ()
+    return tuple(str(v) for v in value if isinstance(v, str))
 
 
 def _has(models: tuple[str, ...], model: str) -> bool:

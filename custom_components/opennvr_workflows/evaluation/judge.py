@@ -15,10 +15,10 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-import httpx
 from opennvr_app_sdk.agent import Decision, LLMClient, LLMError
 
-from ..ai.library import async_load_ollama
+from ..ai.model_check import listed_models
+from ..ai.ollama_api import OllamaApi
 from .case_model import StepCase
 from .scoring import Check
 
@@ -61,18 +61,15 @@ def default_judge(answer_model: str, available: Iterable[tuple[str, str | None]]
 async def server_models(url: str) -> list[tuple[str, str | None]]:
     """``(name, family)`` for each model the Ollama server at ``url`` has; none when the
     server cannot list them (the rows that opt in then fail, saying there is no judge)."""
-    await async_load_ollama()
-    import ollama
-
-    client = ollama.AsyncClient(host=url, timeout=30)
+    api = OllamaApi(url, timeout_seconds=30)
     try:
-        listed = await client.list()
-    except (ollama.ResponseError, httpx.HTTPError, ConnectionError) as err:
+        listing = await api.get("/api/tags")
+    except Exception as err:  # unreachable, an HTTP error, a reply that is not a listing
         _LOGGER.warning("cannot list the models at %s for a judge: %s", url, err)
         return []
     finally:
-        await client.close()  # type: ignore[no-untyped-call]  # untyped upstream
-    return [(str(m.model), m.details.family if m.details else None) for m in listed.models]
+        await api.aclose()
+    return [(name, family) for _, name, family in listed_models(listing)]
 
 
 async def judge(client: LLMClient, case: StepCase, decision: Decision) -> Check:

@@ -24,7 +24,6 @@ from homeassistant.core import HomeAssistant
 from homeassistant.util.ssl import get_default_context
 
 from ..ai import Hardware, OllamaLLMClient, OllamaSettings
-from ..ai.library import async_load_ollama
 from ..const import (
     CONF_HARDWARE,
     CONF_MODEL_GATE,
@@ -152,7 +151,6 @@ async def async_measure_model(
             loop.call_soon_threadsafe(progress, done / total if total else 1.0)
 
     async def run() -> Measurement:
-        await async_load_ollama()  # this flow may run before an entry with the AI on
         shipped = [*shipped_cases("look"), *shipped_cases("investigate")]
         measured = plan(inputs.workflows, shipped, inputs.home)
         llm = OllamaLLMClient(

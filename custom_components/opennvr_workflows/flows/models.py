@@ -12,8 +12,8 @@ from typing import Final
 
 from homeassistant.util.ssl import get_default_context
 
-from ..ai.model_check import list_models
-from ..ai.ollama_client import async_client
+from ..ai.model_check import capabilities, list_models, show_model
+from ..ai.ollama_api import OllamaApi
 
 #: How long each of the reads may take.
 _TIMEOUT_SECONDS: Final = 10.0
@@ -27,13 +27,15 @@ async def async_model_capabilities(url: str) -> dict[str, tuple[str, ...]] | Non
     names = await list_models(url, timeout_seconds=_TIMEOUT_SECONDS, ssl_context=context)
     if names is None:
         return None
-    client = async_client(url, _TIMEOUT_SECONDS, context)
+    api = OllamaApi(url, timeout_seconds=_TIMEOUT_SECONDS, ssl_context=context)
     try:
-        shown = await asyncio.gather(*(client.show(name) for name in names), return_exceptions=True)
+        shown = await asyncio.gather(
+            *(show_model(api, name) for name in names), return_exceptions=True
+        )
     finally:
-        await client.close()  # type: ignore[no-untyped-call]  # untyped upstream
+        await api.aclose()
     return {
-        name: () if isinstance(info, BaseException) else tuple(info.capabilities or ())
+        name: () if isinstance(info, BaseException) else capabilities(info)
         for name, info in zip(names, shown, strict=True)
     }
 

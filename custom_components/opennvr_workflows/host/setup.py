@@ -10,7 +10,6 @@ from homeassistant.exceptions import ConfigEntryError, ConfigEntryNotReady
 from homeassistant.helpers import entity_registry as er
 from homeassistant.helpers.event import async_track_time_interval
 
-from ..ai.library import async_load_ollama
 from ..const import DOMAIN, LOGGER
 from ..coordinator import OpenNVRConfigEntry
 from ..engine import StoreError, StoreLockedError
@@ -43,10 +42,6 @@ async def async_setup_workflows(hass: HomeAssistant, entry: OpenNVRConfigEntry) 
         )
 
     settings = HostSettings.from_options(entry.options)
-    if settings.ai_enabled:
-        # The model client's library, off the loop, before the host makes its clients
-        # (with the AI off it is never imported: see ai/library.py).
-        await async_load_ollama()
     host = WorkflowHost(
         hass,
         entry.entry_id,
