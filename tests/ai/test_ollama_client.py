@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Callable
 
 import aiohttp
 import pytest
@@ -204,17 +205,24 @@ async def test_pictures_to_a_model_without_vision_are_refused(fake: FakeOllama) 
         await client.aclose()
 
 
+def traced_session(
+    record: Callable[[aiohttp.TraceRequestStartParams], None],
+) -> aiohttp.ClientSession:
+    """A session that hands each request it starts to ``record``."""
+
+    async def on_start(_: object, __: object, params: aiohttp.TraceRequestStartParams) -> None:
+        record(params)
+
+    trace = aiohttp.TraceConfig()
+    trace.on_request_start.append(on_start)
+    return aiohttp.ClientSession(trace_configs=[trace])
+
+
 async def test_a_session_handed_in_carries_the_chat_and_stays_open(fake: FakeOllama) -> None:
     """The host hands in Home Assistant's shared session: the chat goes over it, and
     closing the client leaves it open for everyone else."""
     sent: list[str] = []
-
-    async def on_start(_: object, __: object, params: aiohttp.TraceRequestStartParams) -> None:
-        sent.append(f"{params.method} {params.url.path}")
-
-    trace = aiohttp.TraceConfig()
-    trace.on_request_start.append(on_start)
-    async with aiohttp.ClientSession(trace_configs=[trace]) as session:
+    async with traced_session(lambda p: sent.append(f"{p.method} {p.url.path}")) as session:
         client = make_llm_client(OllamaSettings(host=fake.url, model=MODEL), session=session)
         res = await client.chat(messages=[{"role": "user", "content": "x"}])
         await client.aclose()
@@ -253,13 +261,7 @@ async def test_a_bearer_key_in_the_environment_is_sent_as_the_package_sends_it(
     fake: FakeOllama, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     seen: list[str | None] = []
-
-    async def on_start(_: object, __: object, params: aiohttp.TraceRequestStartParams) -> None:
-        seen.append(params.headers.get("Authorization"))
-
-    trace = aiohttp.TraceConfig()
-    trace.on_request_start.append(on_start)
-    async with aiohttp.ClientSession(trace_configs=[trace]) as session:
+    async with traced_session(lambda p: seen.append(p.headers.get("Authorization"))) as session:
         settings = OllamaSettings(host=fake.url, model=MODEL)
         await OllamaLLMClient(settings, session).chat(messages=[{"role": "user", "content": "x"}])
         monkeypatch.setenv("OLLAMA_API_KEY", "k-123")

@@ -137,12 +137,12 @@ async def show_model(api: OllamaApi, model: str) -> dict[str, Any]:
 
 def model_names(listing: dict[str, Any]) -> tuple[str, ...]:
     """The pulled models' names from ``/api/tags``, sorted."""
-    return tuple(sorted(name for _, name, _ in listed_models(listing)))
+    return tuple(sorted(name for name, _ in listed_models(listing)))
 
 
-def listed_models(listing: dict[str, Any]) -> list[tuple[dict[str, Any], str, str | None]]:
-    """Each model of a ``/api/tags`` reply: its entry, its name and its family (when the
-    reply says). An entry without a name is left out."""
+def listed_models(listing: dict[str, Any]) -> list[tuple[str, str | None]]:
+    """Each model of a ``/api/tags`` reply: its name and its family (when the reply says).
+    An entry without a name is left out."""
     out = []
     for entry in listing.get("models") or ():
         if not isinstance(entry, dict):
@@ -152,7 +152,7 @@ def listed_models(listing: dict[str, Any]) -> list[tuple[dict[str, Any], str, st
             continue
         details = entry.get("details")
         family = details.get("family") if isinstance(details, dict) else None
-        out.append((entry, name, family if isinstance(family, str) else None))
+        out.append((name, family if isinstance(family, str) else None))
     return out
 
 

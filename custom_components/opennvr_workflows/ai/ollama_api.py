@@ -105,7 +105,6 @@ class OllamaApi:
         ssl_context: ssl.SSLContext | None = None,
         session: aiohttp.ClientSession | None = None,
     ) -> None:
-        self.host = host
         self.url = base_url(host)
         self._session = session
         self._owns_session = session is None

@@ -69,7 +69,7 @@ async def server_models(url: str) -> list[tuple[str, str | None]]:
         return []
     finally:
         await api.aclose()
-    return [(name, family) for _, name, family in listed_models(listing)]
+    return listed_models(listing)
 
 
 async def judge(client: LLMClient, case: StepCase, decision: Decision) -> Check:
